@@ -1,0 +1,4 @@
+"""sessionref: mention one AI chat session inside another.
+
+The public API is re-exported here once the modules land.
+"""

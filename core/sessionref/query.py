@@ -1,0 +1,73 @@
+"""The narrow read interface the reference service needs from a session backend.
+
+`SessionReferences` only ever talks to a `SessionQuery`. The embedded store
+implements it; tests and the conformance harness implement it over plain dicts.
+Snapshots are JSON-shaped dicts exactly as they appear on disk (camelCase keys,
+key order kept), because byte budgets are measured over their serialisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+
+class SurfaceSnapshot(TypedDict):
+    """The folded current surface of one session (contract.md §3.2).
+
+    `session` is the header dict (`id`, `createdAt`, optional `cwd`, `version`, ...),
+    `capturedThroughSeq` the seq of the last raw event of the log (or None for an
+    empty log) and `events` the surface events in fold order.
+    """
+
+    session: dict[str, Any]
+    capturedThroughSeq: int | None
+    events: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """Discovery metadata of one session: never requires reading its log."""
+
+    id: str
+    created_at: int
+    cwd: str | None = None
+
+
+@runtime_checkable
+class SessionQuery(Protocol):
+    """What the reference service reads. Implementations must be safe to call concurrently."""
+
+    async def list_sessions(self) -> Sequence[SessionRecord]:
+        """All sessions newest first: `created_at` descending, ties by id ascending."""
+        ...
+
+    async def read_surface(self, session_id: str) -> SurfaceSnapshot:
+        """The folded surface of `session_id`; raises if it is unknown or unreadable."""
+        ...
+
+    async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
+        """Current titles for the given ids from an index; must never read a session log.
+
+        A missing key or a None value means "no title" (the id is used as the label).
+        """
+        ...
+
+
+@runtime_checkable
+class CandidateSearch(Protocol):
+    """Optional fast path a backend may offer for `list_candidates`.
+
+    It must return exactly what the generic algorithm over `list_sessions` and
+    `read_titles` would return (a property test holds the store to this).
+    """
+
+    async def search_candidates(
+        self, *, exclude_id: str, target_cwd: str | None, needle: str, limit: int
+    ) -> Sequence[tuple[SessionRecord, str]]:
+        """Up to `limit` (record, label) pairs ranked by (cwd rank, recency).
+
+        `needle` is already lower-cased; empty means no filtering.
+        """
+        ...
