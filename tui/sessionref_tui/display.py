@@ -1,0 +1,152 @@
+"""Pure helpers that turn data into text that is safe and compact to display.
+
+Nothing here imports Textual or prompt_toolkit: the Textual composer and the
+prompt_toolkit line mode both use these functions. Every string returned is
+plain text; render it with `rich.text.Text(...)` (or a prompt_toolkit plain
+fragment), never as markup.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from rich.cells import cell_len
+
+ELLIPSIS: Final = "…"
+"""The one-cell marker put where text was cut."""
+
+_BIDI_CONTROLS: Final = frozenset(
+    {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+)
+"""Bidirectional formatting characters: they can reorder what a terminal shows."""
+
+_LINE_SEPARATORS: Final = frozenset({0x2028, 0x2029})
+
+_MINUTE_MS: Final = 60_000
+_HOUR_MS: Final = 60 * _MINUTE_MS
+_DAY_MS: Final = 24 * _HOUR_MS
+_WEEK_MS: Final = 7 * _DAY_MS
+_YEAR_MS: Final = 365 * _DAY_MS
+
+
+def _escape_char(char: str) -> str | None:
+    """The escaped spelling of one character, or None when it is safe as is."""
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"\\x{code:02x}"
+    if code in _BIDI_CONTROLS or code in _LINE_SEPARATORS:
+        return f"\\u{code:04x}"
+    return None
+
+
+def inert(text: str) -> str:
+    """Return `text` with every character that could drive a terminal shown escaped.
+
+    C0 controls (including ESC, TAB, CR and LF), DEL and C1 controls become
+    `\\xNN` (LF is `\\x0a`); bidirectional overrides and the Unicode line and
+    paragraph separators become `\\uNNNN`. The result is a single line of plain
+    text. Rich markup such as `[bold]` is left as literal characters: it is only
+    harmless if the caller renders the result via `rich.text.Text`, never markup.
+    Lone surrogates are shown as `\\udNNN` so the result is always encodable.
+    """
+    out: list[str] = []
+    for char in text:
+        escaped = _escape_char(char)
+        if escaped is None and 0xD800 <= ord(char) <= 0xDFFF:
+            escaped = f"\\u{ord(char):04x}"
+        out.append(char if escaped is None else escaped)
+    return "".join(out)
+
+
+def relative_age(created_at_ms: int | float, now_ms: int | float) -> str:
+    """Return a short age such as "just now", "5m", "3h", "2d", "4w" or "1y".
+
+    Ages under a minute, and timestamps in the future (clock skew), read "just
+    now". Each unit is floored: 119 seconds is "1m".
+    """
+    age = now_ms - created_at_ms
+    if age < _MINUTE_MS:
+        return "just now"
+    for unit_ms, suffix in ((_YEAR_MS, "y"), (_WEEK_MS, "w"), (_DAY_MS, "d"), (_HOUR_MS, "h")):
+        if age >= unit_ms:
+            return f"{int(age // unit_ms)}{suffix}"
+    return f"{int(age // _MINUTE_MS)}m"
+
+
+def _take_cells(text: str, width: int) -> str:
+    """The longest prefix of `text` that fits in `width` cells."""
+    used = 0
+    for index, char in enumerate(text):
+        used += cell_len(char)
+        if used > width:
+            return text[:index]
+    return text
+
+
+def _take_cells_from_end(text: str, width: int) -> str:
+    """The longest suffix of `text` that fits in `width` cells."""
+    used = 0
+    for index in range(len(text) - 1, -1, -1):
+        used += cell_len(text[index])
+        if used > width:
+            return text[index + 1 :]
+    return text
+
+
+def truncate_end(text: str, width: int) -> str:
+    """Fit `text` into `width` terminal cells, cutting the end and marking it with `…`.
+
+    Text that fits is returned unchanged; a width below 1 gives "". Wide
+    characters are never split, so the result may be one cell narrower.
+    """
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return text
+    return _take_cells(text, width - 1) + ELLIPSIS
+
+
+def truncate_middle(text: str, width: int) -> str:
+    """Fit `text` into `width` cells by replacing its middle with `…`.
+
+    Used for paths: the start and the end (the folder name) both stay visible,
+    the end getting the larger share. Text that fits is returned unchanged.
+    """
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return text
+    room = width - 1
+    head_width = room // 2
+    tail = _take_cells_from_end(text, room - head_width)
+    head = _take_cells(text, room - cell_len(tail))
+    return head + ELLIPSIS + tail
+
+
+def match_spans(text: str, needle: str) -> list[tuple[int, int]]:
+    """Return the `(start, end)` positions in `text` of every case-insensitive occurrence of `needle`.
+
+    Occurrences do not overlap and are listed left to right; an empty needle
+    matches nothing. Matching uses `str.lower()`, like the candidate search, and
+    the positions index the original `text` even when lower-casing changes a
+    character's length.
+    """
+    if not needle:
+        return []
+    lowered_needle = needle.lower()
+    lowered_parts: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        low = char.lower()
+        lowered_parts.append(low)
+        origin.extend([index] * len(low))
+    lowered = "".join(lowered_parts)
+    spans: list[tuple[int, int]] = []
+    position = lowered.find(lowered_needle)
+    while position != -1:
+        end = position + len(lowered_needle)
+        span = (origin[position], origin[end - 1] + 1)
+        if not spans or span[0] >= spans[-1][1]:
+            spans.append(span)
+        position = lowered.find(lowered_needle, end)
+    return spans
