@@ -1,0 +1,88 @@
+"""The chat-model protocol every model implements, and the one error type it may raise.
+
+A model turns a conversation (plain ``{"role", "content"}`` dicts with string content) into a
+stream of text deltas. Failures are always a :class:`ModelError` with a stable code, never an
+exception from the transport library, so the agent can end the turn with a clear message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Final, Protocol, runtime_checkable
+
+MODEL_AUTH: Final = "MODEL_AUTH"
+MODEL_TIMEOUT: Final = "MODEL_TIMEOUT"
+MODEL_STREAM_DROPPED: Final = "MODEL_STREAM_DROPPED"
+MODEL_HTTP_ERROR: Final = "MODEL_HTTP_ERROR"
+MODEL_BAD_RESPONSE: Final = "MODEL_BAD_RESPONSE"
+MODEL_UNREACHABLE: Final = "MODEL_UNREACHABLE"
+MODEL_BAD_REQUEST: Final = "MODEL_BAD_REQUEST"
+
+MODEL_ERROR_CODES: Final = frozenset(
+    {
+        MODEL_AUTH,
+        MODEL_TIMEOUT,
+        MODEL_STREAM_DROPPED,
+        MODEL_HTTP_ERROR,
+        MODEL_BAD_RESPONSE,
+        MODEL_UNREACHABLE,
+        MODEL_BAD_REQUEST,
+    }
+)
+
+ROLES: Final = ("user", "assistant", "system")
+
+
+class ModelError(Exception):
+    """A model call failed; ``code`` is one of :data:`MODEL_ERROR_CODES`, ``message`` is for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """What the agent runtime needs from a model."""
+
+    name: str
+    provider: str
+    model: str
+    context_window: int | None
+
+    def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
+        """Yield the reply to ``messages`` as text deltas; raise ModelError on failure."""
+        ...
+
+    async def summarize(self, messages: list[dict[str, Any]]) -> str:
+        """Return a summary of ``messages`` suitable for a compaction checkpoint."""
+        ...
+
+
+def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Return ``(role, content)`` pairs, or raise ModelError(MODEL_BAD_REQUEST) naming the bad item."""
+    pairs: list[tuple[str, str]] = []
+    for index, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if role not in ROLES or not isinstance(content, str):
+            raise ModelError(
+                MODEL_BAD_REQUEST,
+                f"message {index} must have a role of user, assistant or system and string content",
+            )
+        pairs.append((role, content))
+    return pairs
+
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line_excerpt(text: str, limit: int) -> str:
+    """Return ``text`` as one inert line: control characters removed, whitespace collapsed, at most
+    ``limit`` characters (an ellipsis marks a cut)."""
+    flat = " ".join(_CONTROL_CHARS.sub("", text).split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(0, limit - 1)].rstrip() + "…"
