@@ -1,0 +1,103 @@
+"""Project a folded session surface to the conversation a reference may show (contract §3.3).
+
+Only what a person typed (`source.kind == "user"`), compaction checkpoints and
+assistant answers are projected; injected context, plugin messages and tool
+results never propagate into another session. Text is the `"\\n"`-join of the
+string `text` of every `type == "text"` block; empty results are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sessionref.jsjson import js_json_stringify
+
+__all__ = [
+    "ProjectedItem",
+    "UnreachableSurfaceEventError",
+    "is_compact_checkpoint_source",
+    "message_text",
+    "project_session_conversation",
+]
+
+_UNREACHABLE_PREFIX = "unreachable variant in session-reference surface event: "
+
+
+class UnreachableSurfaceEventError(Exception):
+    """A surface event of a type the projection does not know (upstream's `assertNever`; code None)."""
+
+    name = "Error"
+    code: None = None
+
+    def __init__(self, event: Any) -> None:
+        try:
+            shown = js_json_stringify(event)
+        except (TypeError, RecursionError):
+            shown = repr(event)
+        super().__init__(_UNREACHABLE_PREFIX + str(shown))
+        self.event = event
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedItem:
+    """One projected message: its role, its joined text, and whether it is a compaction checkpoint."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    checkpoint: bool = False
+
+
+def is_compact_checkpoint_source(source: Any) -> bool:
+    """True iff `source` is a compaction checkpoint marker: `kind == "plugin"` and `plugin == "compact"`."""
+    if not isinstance(source, Mapping):
+        return False
+    return source.get("kind") == "plugin" and source.get("plugin") == "compact"
+
+
+def message_text(content: Any) -> str:
+    """The `"\\n"`-join of the string `text` of every `type == "text"` block of `content`."""
+    if not isinstance(content, Sequence) or isinstance(content, str):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    )
+
+
+def _project_event(event: Mapping[str, Any]) -> ProjectedItem | None:
+    kind = event.get("type")
+    data = event.get("data")
+    data = data if isinstance(data, Mapping) else {}
+    if kind == "user/message":
+        source = data.get("source")
+        checkpoint = is_compact_checkpoint_source(source)
+        direct = isinstance(source, Mapping) and source.get("kind") == "user"
+        if not (checkpoint or direct):
+            return None
+        text = message_text(data.get("content"))
+        return ProjectedItem("user", text, checkpoint) if text else None
+    if kind == "assistant/message":
+        message = data.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        text = message_text(content)
+        return ProjectedItem("assistant", text, False) if text else None
+    if kind == "tool/result":
+        return None
+    raise UnreachableSurfaceEventError(event)
+
+
+def project_session_conversation(snapshot: Mapping[str, Any]) -> list[ProjectedItem]:
+    """The projected conversation of a surface snapshot `{session, capturedThroughSeq, events}`.
+
+    Raises `UnreachableSurfaceEventError` for an event type outside the surface
+    union (`user/message`, `assistant/message`, `tool/result`).
+    """
+    items: list[ProjectedItem] = []
+    for event in snapshot.get("events") or ():
+        item = _project_event(event)
+        if item is not None:
+            items.append(item)
+    return items
