@@ -156,8 +156,10 @@ def compose_demo_reply(messages: Sequence[dict[str, Any]]) -> str:
 
 def _reference_lines(snapshots: list[str]) -> list[str]:
     if not snapshots:
-        return ["**Referenced sessions:** none — no sessions were referenced in this message. "
-                "Type `@` to mention one."]
+        return [
+            "**Referenced sessions:** none — no sessions were referenced in this message. "
+            "Type `@` to mention one."
+        ]
     scans = [scan_snapshot(text) for text in snapshots]
     views = [view for scan in scans for view in scan.sessions]
     lines = [f"**Referenced sessions:** I received a read-only snapshot of {len(views)}:"]
