@@ -1,0 +1,184 @@
+"""The in-memory catalogue of a store root: every log's `LogState`, sessions by id, list order.
+
+It walks `<root>/<project>/<session>/session.jsonl[.zstd]`, catches logs up incrementally,
+persists what changed to the discovery index and resolves duplicate ids deterministically.
+Callers hold the store lock around every method.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from sessionref.query import SessionRecord
+from sessionref.store.errors import StoreError
+from sessionref.store.index import DiscoveryIndex
+from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
+from sessionref.store.logfile import is_compressed
+from sessionref.store.scan import LogState, scan_log
+from sessionref.store.search import CandidateIndex
+
+log = logging.getLogger("sessionref.store")
+
+Progress = Callable[[int, int], None]
+PROGRESS_EVERY = 250
+
+
+def _session_dirs(root: Path) -> Iterator[str]:
+    """Relative `project/session` folder paths under `root` (hidden entries and plain files skipped)."""
+    try:
+        projects = sorted(os.scandir(root), key=lambda entry: entry.name)
+    except OSError as error:
+        log.warning("cannot list the store root %s: %s", root, error)
+        return
+    for project in projects:
+        if project.name.startswith(".") or not project.is_dir():
+            continue
+        try:
+            sessions = sorted(os.scandir(project.path), key=lambda entry: entry.name)
+        except OSError as error:
+            log.warning("skipping %s: %s", project.path, error)
+            continue
+        for session in sessions:
+            if not session.name.startswith(".") and session.is_dir():
+                yield f"{project.name}/{session.name}"
+
+
+def _preference(state: LogState) -> tuple[int, int, str]:
+    folder = state.path.rsplit("/", 2)[-2]
+    canonical = decode_session_segment(folder) == state.session_id
+    return (0 if canonical else 1, 1 if is_compressed(Path(state.path)) else 0, state.path)
+
+
+class Catalog:
+    """Sessions known under one root, kept in step with the files and the discovery index."""
+
+    def __init__(self, root: Path, index: DiscoveryIndex) -> None:
+        self.root = root
+        self.index = index
+        self.states: dict[str, LogState] = index.load()
+        self.by_id: dict[str, LogState] = {}
+        self._records: list[SessionRecord] | None = None
+        self._candidates: CandidateIndex | None = None
+        self._reported: set[str] = set()
+
+    def refresh(self, progress: Progress | None = None) -> list[LogState]:
+        """Catch every log up with its file; returns the states whose plain log ends in a torn line."""
+        seen: set[str] = set()
+        changed: list[LogState] = []
+        folders = list(_session_dirs(self.root))
+        new_folders = [
+            f
+            for f in folders
+            if f"{f}/{LOG_NAME}" not in self.states and f"{f}/{ZSTD_LOG_NAME}" not in self.states
+        ]
+        report = progress is not None and len(new_folders) > 0
+        total, done = len(new_folders), 0
+        new_set = set(new_folders) if report else set()
+        for folder in folders:
+            for name in (LOG_NAME, ZSTD_LOG_NAME):
+                relative = f"{folder}/{name}"
+                previous = self.states.get(relative)
+                state = scan_log(self.root, relative, previous)
+                if state is None:
+                    continue
+                seen.add(relative)
+                if state is not previous:
+                    changed.append(state)
+                    self.states[relative] = state
+            if report and folder in new_set:
+                done += 1
+                if done % PROGRESS_EVERY == 0 and progress is not None:
+                    progress(done, total)
+        if report and progress is not None:
+            progress(total, total)
+        gone = [path for path in self.states if path not in seen]
+        for path in gone:
+            del self.states[path]
+        self.index.save(changed)
+        self.index.delete(gone)
+        if changed or gone:
+            self.rebuild_ids()
+        return [s for s in self.states.values() if s.torn and not is_compressed(Path(s.path))]
+
+    def rescan(self, state: LogState) -> LogState | None:
+        """Catch one log up (after an append or before a write); None if its file vanished."""
+        updated = scan_log(self.root, state.path, state)
+        if updated is None:
+            self.states.pop(state.path, None)
+            self.index.delete([state.path])
+            self.rebuild_ids()
+            return None
+        if updated is not state:
+            title_before = state.label_title
+            self.states[updated.path] = updated
+            self.index.save([updated])
+            if self.by_id.get(updated.session_id or "") is state:
+                self.by_id[updated.session_id or ""] = updated
+                if updated.label_title != title_before:
+                    self._candidates = None
+            else:
+                self.rebuild_ids()
+        return updated
+
+    def add(self, state: LogState) -> None:
+        """Register a log written by this store."""
+        self.states[state.path] = state
+        self.index.save([state])
+        self.rebuild_ids()
+
+    def remove(self, state: LogState) -> None:
+        """Forget a deleted log."""
+        self.states.pop(state.path, None)
+        self.index.delete([state.path])
+        self.rebuild_ids()
+
+    def rebuild_ids(self) -> None:
+        """Recompute sessions by id from all states, skipping broken logs and resolving duplicates."""
+        by_id: dict[str, LogState] = {}
+        for state in sorted(self.states.values(), key=_preference):
+            if state.problem is not None or state.session_id is None:
+                self._report(state.path, f"skipping {state.path}: {state.problem}")
+                continue
+            kept = by_id.get(state.session_id)
+            if kept is not None:
+                self._report(
+                    state.path,
+                    f"skipping {state.path}: id {state.session_id!r} is already stored in {kept.path}",
+                )
+                continue
+            by_id[state.session_id] = state
+        self.by_id = by_id
+        self._records = None
+        self._candidates = None
+
+    def _report(self, key: str, message: str) -> None:
+        if key not in self._reported:
+            self._reported.add(key)
+            log.warning("%s", message)
+
+    def records(self) -> list[SessionRecord]:
+        """All sessions newest first (createdAt descending, then id ascending)."""
+        if self._records is None:
+            states = sorted(self.by_id.values(), key=lambda s: (-s.created_at, s.session_id or ""))
+            self._records = [SessionRecord(s.session_id or "", s.created_at, s.cwd) for s in states]
+        return self._records
+
+    def candidates(self) -> CandidateIndex:
+        """The search structure over (record, label), rebuilt lazily after changes."""
+        if self._candidates is None:
+            entries = []
+            for record in self.records():
+                title = self.by_id[record.id].label_title
+                entries.append((record, title if title is not None else record.id))
+            self._candidates = CandidateIndex(entries)
+        return self._candidates
+
+    def require(self, session_id: str) -> LogState:
+        """The state of a listed session or `StoreError(STORE_SESSION_NOT_FOUND)`."""
+        state = self.by_id.get(session_id) if isinstance(session_id, str) else None
+        if state is None:
+            raise StoreError("STORE_SESSION_NOT_FOUND", f'session "{session_id}" not found')
+        return state

@@ -1,0 +1,69 @@
+"""Validation and envelope of events appended by the store (contract.md §3.1 key order)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sessionref.store.errors import STORE_INVALID_EVENT, StoreError
+from sessionref.store.fold import SURFACE_TYPES, replace_range
+from sessionref.store.logfile import PACKED_CHUNK_TYPES
+
+_ALLOWED_KEYS = frozenset({"type", "data", "surfaceOp", "sourceEventSeqs"})
+
+
+def _invalid(index: int, message: str) -> StoreError:
+    return StoreError(STORE_INVALID_EVENT, f"event {index}: {message}")
+
+
+def _checked(index: int, event: object) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise _invalid(index, "an event must be a dict")
+    extra = set(event) - _ALLOWED_KEYS
+    if extra:
+        raise _invalid(index, f"unexpected keys {sorted(extra)}")
+    kind = event.get("type")
+    if not isinstance(kind, str) or not kind or kind == "session" or kind in PACKED_CHUNK_TYPES:
+        raise _invalid(index, f"invalid event type {kind!r}")
+    if not isinstance(event.get("data"), dict):
+        raise _invalid(index, "data must be a dict")
+    if kind in SURFACE_TYPES:
+        if "surfaceOp" not in event:
+            raise _invalid(index, f"{kind} needs a surfaceOp")
+        try:
+            replace_range(event["surfaceOp"])
+        except Exception:
+            raise _invalid(index, "surfaceOp must be 'append' or a replace range") from None
+    elif "surfaceOp" in event or "sourceEventSeqs" in event:
+        raise _invalid(index, f"{kind} is log-only and cannot carry surfaceOp/sourceEventSeqs")
+    seqs = event.get("sourceEventSeqs")
+    if seqs is not None and (
+        not isinstance(seqs, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seqs)
+    ):
+        raise _invalid(index, "sourceEventSeqs must be a list of integers")
+    try:
+        json.dumps(event["data"], allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise _invalid(index, f"data is not JSON: {error}") from None
+    return event
+
+
+def build_events(events: Sequence[dict[str, Any]], *, first_seq: int, time_ms: int) -> list[dict[str, Any]]:
+    """Full log events in envelope key order, seqs from `first_seq`; validates all before returning any."""
+    checked = [_checked(index, event) for index, event in enumerate(events)]
+    built: list[dict[str, Any]] = []
+    for offset, event in enumerate(checked):
+        full: dict[str, Any] = {
+            "type": event["type"],
+            "seq": first_seq + offset,
+            "time": time_ms,
+            "data": json.loads(json.dumps(event["data"])),
+        }
+        if "sourceEventSeqs" in event:
+            full["sourceEventSeqs"] = list(event["sourceEventSeqs"])
+        if "surfaceOp" in event:
+            op = event["surfaceOp"]
+            full["surfaceOp"] = op if isinstance(op, str) else dict(op)
+        built.append(full)
+    return built

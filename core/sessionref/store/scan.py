@@ -1,0 +1,175 @@
+"""Incremental scanning of one log for discovery: header, titles, last seq and byte offset.
+
+Only the bytes past the recorded offset are read for a plain log; a zstd log is re-read whole
+when its size or mtime changes. Scanning never modifies a file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sessionref.store.errors import StoreError
+from sessionref.store.logfile import (
+    PACKED_CHUNK_TYPES,
+    is_compressed,
+    packed_row_span,
+    parse_line,
+    read_log_bytes,
+    split_lines,
+)
+from sessionref.store.titles import fallback_title, is_direct_user_message, normalize_title
+
+log = logging.getLogger("sessionref.store")
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+@dataclass(slots=True)
+class LogState:
+    """What the discovery index knows about one log file (path relative to the store root)."""
+
+    path: str
+    session_id: str | None = None
+    cwd: str | None = None
+    created_at: int = 0
+    header_json: str | None = None
+    title: str | None = None
+    fallback: str | None = None
+    offset: int = 0
+    size: int = -1
+    mtime_ns: int = -1
+    last_seq: int | None = None
+    problem: str | None = None
+    torn: bool = False
+
+    @property
+    def label_title(self) -> str | None:
+        """The title shown for this session: the latest `session/title`, else the fallback title."""
+        return self.title if self.title is not None else self.fallback
+
+
+def _header_fields(state: LogState, header: dict[str, Any] | None) -> None:
+    if header is None or header.get("type") != "session":
+        state.problem = "the first line is not a session header"
+        return
+    session_id = header.get("id")
+    if not isinstance(session_id, str) or session_id == "":
+        state.problem = "the session header has no id"
+        return
+    state.session_id = session_id
+    state.header_json = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
+    cwd = header.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        log.warning("session %r: ignoring a cwd that is not a string", session_id)
+        cwd = None
+    state.cwd = cwd
+    created_at = header.get("createdAt")
+    if (
+        isinstance(created_at, bool)
+        or not isinstance(created_at, int)
+        or not 0 <= created_at <= MAX_SAFE_INTEGER
+    ):
+        log.warning(
+            "session %r: createdAt %r is not valid epoch milliseconds; using 0", session_id, created_at
+        )
+        created_at = 0
+    state.created_at = created_at
+
+
+def _event_last_seq(record: dict[str, Any]) -> int | None:
+    if record.get("type") in PACKED_CHUNK_TYPES and "seq0" in record:
+        span = packed_row_span(record)
+        return span[1] if span else None
+    seq = record.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
+def _consume_lines(state: LogState, lines: list[bytes], *, at_start: bool) -> None:
+    rest = lines
+    if at_start:
+        while rest and not rest[0].strip():
+            rest = rest[1:]
+        if not rest:
+            return
+        _header_fields(state, parse_line(rest[0]))
+        if state.problem is not None:
+            return
+        rest = rest[1:]
+    for line in rest:
+        wants_title = b"session/title" in line
+        wants_fallback = state.fallback is None and b"user/message" in line
+        if not (wants_title or wants_fallback):
+            continue
+        record = parse_line(line)
+        if record is None:
+            continue
+        kind = record.get("type")
+        data = record.get("data")
+        if kind == "session/title" and isinstance(data, dict):
+            title = normalize_title(data.get("title"))
+            if title is not None:
+                state.title = title
+        elif kind == "user/message" and state.fallback is None and is_direct_user_message(data):
+            state.fallback = fallback_title(data)
+    for line in reversed(rest):
+        record = parse_line(line)
+        if record is not None:
+            seq = _event_last_seq(record)
+            if seq is not None:
+                state.last_seq = seq
+            break
+
+
+def scan_log(root: Path, relative: str, previous: LogState | None) -> LogState | None:
+    """Bring the state of one log up to date; returns None when the file is gone.
+
+    Unchanged files (same size and mtime) cost one stat. A problem reading or parsing the file
+    is recorded in `problem` (the session is then skipped by discovery) instead of raised.
+    """
+    path = root / relative
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return LogState(path=relative, problem=f"cannot stat the log: {error.strerror or error}")
+    if previous is not None and previous.size == stat.st_size and previous.mtime_ns == stat.st_mtime_ns:
+        return previous
+    incremental = (
+        previous is not None
+        and previous.problem is None
+        and previous.session_id is not None
+        and not is_compressed(path)
+        and stat.st_size >= previous.offset
+    )
+    state = replace(previous) if incremental and previous is not None else LogState(path=relative)
+    state.size, state.mtime_ns = stat.st_size, stat.st_mtime_ns
+    try:
+        if incremental:
+            with open(path, "rb") as file:
+                file.seek(state.offset)
+                data = file.read()
+        else:
+            data = read_log_bytes(path)
+    except (OSError, StoreError) as error:
+        reason = error.message if isinstance(error, StoreError) else (error.strerror or str(error))
+        return LogState(path=relative, size=stat.st_size, mtime_ns=stat.st_mtime_ns, problem=reason)
+    split = split_lines(data, base=state.offset)
+    lines = split.lines
+    state.torn = False
+    if split.tail.strip():
+        if is_compressed(path) or parse_line(split.tail) is not None:
+            lines = [*lines, split.tail]
+            split.consumed += len(split.tail)
+        else:
+            state.torn = True
+    _consume_lines(state, lines, at_start=not incremental)
+    if state.session_id is None and state.problem is None:
+        state.problem = "the log has no header yet"
+    state.offset = split.consumed
+    return state

@@ -1,0 +1,97 @@
+"""Session titles: normalisation (inert, bounded text) and the fallback title of a session.
+
+A title is shown in terminals and pickers, so everything that could steer a terminal or
+reorder text (escape sequences, C0/C1 controls, bidi and invisible format characters) is
+removed before it is stored or returned.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+TITLE_BYTE_BUDGET = 256
+FALLBACK_TITLE_WORDS = 5
+FALLBACK_TITLE_CHARS = 40
+
+# OSC ... (BEL | ST), DCS/SOS/PM/APC ... ST, CSI ... final byte, and two-character ESC sequences.
+# Both the 7-bit (ESC x) and 8-bit (C1) introducers are recognised.
+_ESCAPE_SEQUENCE = re.compile(
+    r"""
+    (?:\x1b\]|\x9d) [^\x07\x1b\x9c]* (?:\x07|\x1b\\|\x9c)?          # OSC
+    | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f]) [^\x1b\x9c]* (?:\x1b\\|\x9c)? # DCS, SOS, PM, APC
+    | (?:\x1b\[|\x9b) [\x30-\x3f]* [\x20-\x2f]* [\x40-\x7e]?         # CSI
+    | \x1b [\x20-\x2f]* [\x30-\x7e]?                                 # other ESC sequences
+    """,
+    re.VERBOSE,
+)
+# Bidi embeddings/overrides/isolates, marks, zero-width and other invisible format characters.
+_INVISIBLE = frozenset(
+    "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u206a\u206b\u206c\u206d\u206e\u206f"
+    "\ufeff\u00ad\u180e\ufff9\ufffa\ufffb"
+)
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+def _is_stripped(char: str) -> bool:
+    if char in _INVISIBLE:
+        return True
+    category = unicodedata.category(char)
+    # Cc: C0/C1 controls and DEL; Cf: remaining format characters; Cs: lone surrogates.
+    # Whitespace controls (tab, newline, ...) are kept here and collapsed to a space later.
+    return (category in ("Cc", "Cf", "Cs")) and not char.isspace()
+
+
+def _clip_to_bytes(text: str, budget: int) -> str:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= budget:
+        return text
+    return encoded[:budget].decode("utf-8", "ignore")
+
+
+def normalize_title(text: object) -> str | None:
+    """Inert one-line title for `text` within `TITLE_BYTE_BUDGET` UTF-8 bytes, or None if nothing is left.
+
+    Escape sequences and control/bidi/invisible characters are removed, whitespace runs become
+    one space, the ends are trimmed and the result is cut on a code-point boundary.
+    """
+    if not isinstance(text, str):
+        return None
+    without_sequences = _ESCAPE_SEQUENCE.sub("", text)
+    visible = "".join(char for char in without_sequences if not _is_stripped(char))
+    collapsed = _WHITESPACE_RUN.sub(" ", visible).strip()
+    clipped = _clip_to_bytes(collapsed, TITLE_BYTE_BUDGET).rstrip()
+    return clipped or None
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text blocks of a message joined with newlines (non-text blocks are ignored)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return ""
+    texts = [
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    return "\n".join(texts)
+
+
+def is_direct_user_message(message: object) -> bool:
+    """True for a user message typed by a person (`source.kind == "user"`)."""
+    if not isinstance(message, dict):
+        return False
+    source = message.get("source")
+    return isinstance(source, dict) and source.get("kind") == "user"
+
+
+def fallback_title(message: Mapping[str, Any]) -> str | None:
+    """DSH-style fallback title of a direct user message: its first five words, at most 40 characters."""
+    normalized = normalize_title(message_text(message))
+    if normalized is None:
+        return None
+    words = " ".join(normalized.split(" ")[:FALLBACK_TITLE_WORDS])
+    return words[:FALLBACK_TITLE_CHARS].rstrip() or None
