@@ -1,0 +1,456 @@
+"""`sessionref repl`: a prompt_toolkit chat in the normal terminal scrollback.
+
+One `PromptSession` is re-run for every message. Sending never blocks the
+prompt: `Workspace.submit` (parse mentions, prepare, idle/running delivery) runs
+as a task, and the session's log events, subscribed from the store, are printed
+above the prompt as they are appended, so the reply streams while the user keeps
+typing and can send again (a steer). A failed prepare prints the error and puts
+the draft back into the prompt, unless the user has started a new one (the draft
+is in the history either way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any, Final
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import Output
+from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.styles import Style
+from sessionref.signal import AbortSignal
+
+from sessionref_tui.display import inert, truncate_end, truncate_middle
+from sessionref_tui.repl.commands import run_command
+from sessionref_tui.repl.completer import (
+    LOOKUP_DEBOUNCE_SECONDS,
+    CandidateView,
+    MentionLookups,
+    SessionMentionCompleter,
+)
+from sessionref_tui.repl.lexer import MentionLexer
+from sessionref_tui.repl.transcript import Transcript
+
+if TYPE_CHECKING:
+    from sessionref.agent import Agent
+    from sessionref.workspace import Workspace
+
+HISTORY_FILE_NAME: Final = "repl-history"
+"""Prompt history file, one per store, kept in the store root."""
+
+COMPLETION_LIMIT: Final = 30
+"""Candidates fetched per `@` lookup."""
+
+REPL_STYLE: Final = Style.from_dict({
+    "prompt": "bold ansicyan",
+    "mention": "bold ansimagenta underline",
+    "mention.invalid": "bold ansired underline",
+    "slash-command": "bold ansiblue",
+    "candidate.label": "",
+    "candidate.match": "bold underline",
+    "candidate.here": "ansigreen",
+    "you": "bold ansicyan",
+    "assistant": "bold ansigreen",
+    "reference": "ansibrightblack italic",
+    "checkpoint": "bold ansiyellow",
+    "notice": "ansibrightblack",
+    "error": "bold ansired",
+    "error.message": "ansired",
+    "log.seq": "ansibrightblack",
+    "log.type": "bold",
+    "log.source": "ansiblue",
+    "bottom-toolbar": "noreverse bg:#262626 #d0d0d0",
+    "toolbar.title": "bold",
+    "toolbar.running": "bold ansiyellow",
+    "toolbar.idle": "ansigreen",
+    "toolbar.stream": "italic #a0a0a0",
+    "toolbar.hint": "#a0a0a0",
+})
+
+
+def _error_parts(error: BaseException) -> tuple[str, str]:
+    """(code, message) for our error types; anything else gets its class name as the code."""
+    code = getattr(error, "code", None)
+    message = getattr(error, "message", None)
+    return (str(code) if code is not None else type(error).__name__,
+            str(message) if message is not None else str(error))
+
+
+def _open_history(root: os.PathLike[str] | str) -> History:
+    """A FileHistory in the store root when it is writable, else an in-memory one (read-only DSH dirs)."""
+    path = os.path.join(root, HISTORY_FILE_NAME)
+    if os.access(root, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK)):
+        return FileHistory(path)
+    return InMemoryHistory()
+
+
+class LineMode:
+    """The running line mode: prompt, completion, event stream and command host."""
+
+    def __init__(self, workspace: Workspace, *, session_id: str | None = None, input: Input | None = None,
+                 output: Output | None = None, debounce: float = LOOKUP_DEBOUNCE_SECONDS,
+                 history: History | None = None) -> None:
+        self.workspace = workspace
+        self._owns_session = session_id is None
+        self._agent: Agent = workspace.agent(session_id) if session_id else workspace.new_session()
+        self._title: str | None = None
+        self._output = output
+        self._uses_real_terminal = input is None and output is None
+        self.transcript = Transcript(output=output, style=REPL_STYLE, on_change=self._invalidate)
+        self.lookups = MentionLookups(self._lookup, debounce=debounce)
+        self.lookups.on_update += lambda _lookups: self._invalidate()
+        self.session: PromptSession[str] = PromptSession(
+            input=input, output=output, multiline=True, completer=SessionMentionCompleter(self.lookups),
+            complete_while_typing=True, lexer=MentionLexer(),
+            history=history or _open_history(workspace.store.root),
+            key_bindings=self._key_bindings(), bottom_toolbar=self._toolbar, style=REPL_STYLE,
+            prompt_continuation=lambda width, _line, _soft: "." * (width - 1) + " ", erase_when_done=True,
+            reserve_space_for_menu=8,
+        )
+        self.lookups.attach(self.session.default_buffer)
+        self._preparing: AbortSignal | None = None
+        self._pending_draft: str | None = None
+        self._exit_armed = False
+        self._exit_requested = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._created_session_id: str | None = self._agent.id if session_id is None else None
+        self._unsubscribe_store: Callable[[], None] | None = None
+        self._unsubscribe_status: Callable[[], None] | None = None
+        self.session.default_buffer.on_text_changed += self._disarm_exit
+
+    # -- CommandHost ---------------------------------------------------------
+
+    @property
+    def agent(self) -> Agent:
+        """The session the prompt sends to."""
+        return self._agent
+
+    @property
+    def preparing(self) -> bool:
+        """True while a message with mentions is being prepared (Enter is held back meanwhile)."""
+        return self._preparing is not None
+
+    def switch_to(self, agent: Agent) -> None:
+        """Make `agent` current: new event filter, status listener, title and completion vantage."""
+        if self._unsubscribe_status is not None:
+            self._unsubscribe_status()
+        self._agent = agent
+        self._owns_session = False
+        self._title = self.workspace.store.title(agent.id)
+        self._unsubscribe_status = agent.on_status(lambda _status: self._invalidate())
+        self.lookups.reset_for_new_vantage()
+        self.transcript.flush_streams()
+        cwd = inert(agent.cwd) if agent.cwd else "(no cwd)"
+        self.transcript.notice(f"── {inert(self._title or agent.id)} · {inert(agent.id)} · {cwd} ──")
+        self._replay_recent(agent.id)
+
+    def in_background(self, label: str, work: Awaitable[None]) -> None:
+        """Run `work` as a task; its failure is printed with its code, never raised."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                self.transcript.error(*_error_parts(error))
+
+        task = asyncio.get_running_loop().create_task(guarded(), name=f"repl:{label}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- running ---------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Prompt until the user exits; returns the process exit code (0)."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._unsubscribe_store = self.workspace.store.subscribe(self._on_store_events)
+        self._unsubscribe_status = self._agent.on_status(lambda _status: self._invalidate())
+        self._title = self.workspace.store.title(self._agent.id)
+        model_name = inert(self.workspace.model.name)
+        self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
+        if not self._owns_session:
+            self._replay_recent(self._agent.id)
+        guard = patch_stdout(raw=False) if self._uses_real_terminal else nullcontext()
+        try:
+            with guard:
+                while not self._exit_requested:
+                    try:
+                        text = await self.session.prompt_async(
+                            [("class:prompt", "› ")], pre_run=self._apply_pending_draft)
+                    except EOFError:
+                        break
+                    except KeyboardInterrupt:
+                        continue
+                    await self._dispatch(text)
+        finally:
+            await self._shutdown()
+        return 0
+
+    async def _dispatch(self, text: str) -> None:
+        stripped = text.strip()
+        if not stripped:
+            return
+        if stripped.startswith("/"):
+            self.transcript.print([("class:notice", "› "), ("class:slash-command", inert(stripped))])
+            try:
+                await run_command(self, stripped)
+            except Exception as error:
+                self.transcript.error(*_error_parts(error))
+            return
+        self._start_submit(text)
+
+    def _start_submit(self, text: str) -> None:
+        signal = AbortSignal()
+        self._preparing = signal
+        agent = self._agent
+        running = agent.status == "running"
+        task = asyncio.get_running_loop().create_task(self._submit(agent, text, signal, running))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _submit(self, agent: Agent, text: str, signal: AbortSignal, was_running: bool) -> None:
+        try:
+            result = await self.workspace.submit(agent, text, signal=signal)
+        except asyncio.CancelledError:
+            self._restore_draft(text)
+            raise
+        except Exception as error:
+            self._restore_draft(text)
+            self.transcript.error(*_error_parts(error))
+            return
+        finally:
+            if self._preparing is signal:
+                self._preparing = None
+            self._invalidate()
+        if was_running:
+            self.transcript.notice("(sent while the reply runs: it enters at the next step)")
+        outcome = await result.ticket.outcome()
+        if outcome != "entered":
+            self._restore_draft(text)
+            self.transcript.error("REPL_NOT_DELIVERED", f"the message was {outcome}; your draft is back")
+
+    def _restore_draft(self, text: str) -> None:
+        """Put `text` back into the prompt if it is empty; otherwise say where the draft is."""
+        buffer = self.session.default_buffer
+        app = self.session.app
+        if app.is_running:
+            if buffer.text:
+                self.transcript.notice("your draft is in the history (↑) — the prompt already holds new text")
+                return
+            buffer.document = Document(text, len(text))
+            self._invalidate()
+        else:
+            self._pending_draft = text
+
+    def _apply_pending_draft(self) -> None:
+        draft, self._pending_draft = self._pending_draft, None
+        if draft is not None and not self.session.default_buffer.text:
+            self.session.default_buffer.document = Document(draft, len(draft))
+
+    async def _shutdown(self) -> None:
+        self.lookups.close()
+        if self._preparing is not None:
+            self._preparing.abort("exit")
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._agent.status == "running":
+            await self._agent.cancel()
+        self.transcript.flush_streams()
+        if self._unsubscribe_store is not None:
+            self._unsubscribe_store()
+        if self._unsubscribe_status is not None:
+            self._unsubscribe_status()
+        self._drop_unused_session()
+
+    def _drop_unused_session(self) -> None:
+        """Delete the session this run created if nothing was ever written to it."""
+        created = self._created_session_id
+        if created is None:
+            return
+        store = self.workspace.store
+        try:
+            _header, events = store.read_log(created)
+            if not events:
+                store.delete_session(created)
+        except Exception as error:  # tidying up must never turn an exit into a traceback
+            self.transcript.error(*_error_parts(error))
+
+    # -- keys --------------------------------------------------------------------
+
+    def _key_bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+
+        @Condition
+        def menu_open() -> bool:
+            state = self.session.default_buffer.complete_state
+            return state is not None and bool(state.completions)
+
+        @Condition
+        def prompt_empty() -> bool:
+            return not self.session.default_buffer.text
+
+        @bindings.add("enter", filter=menu_open)
+        @bindings.add("tab", filter=menu_open)
+        def _accept(event: KeyPressEvent) -> None:
+            self.accept_completion()
+
+        @bindings.add("escape", filter=menu_open)
+        def _dismiss(event: KeyPressEvent) -> None:
+            self.lookups.dismiss()
+
+        @bindings.add("enter", filter=~menu_open)
+        def _send(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if self.preparing and buffer.text.strip():
+                self.transcript.notice("still preparing the previous message (Ctrl+C cancels it)")
+                return
+            buffer.validate_and_handle()
+
+        @bindings.add("escape", "enter")
+        @bindings.add("c-j")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @bindings.add("c-c")
+        @bindings.add("<sigint>")
+        def _interrupt(event: KeyPressEvent) -> None:
+            self.interrupt()
+
+        @bindings.add("c-d", filter=prompt_empty)
+        def _eof(event: KeyPressEvent) -> None:
+            self.request_exit()
+
+        return bindings
+
+    def accept_completion(self) -> None:
+        """Insert the highlighted completion (or the first) and close the menu."""
+        buffer = self.session.default_buffer
+        state = buffer.complete_state
+        if state is None or not state.completions:
+            return
+        completion = state.current_completion or state.completions[0]
+        buffer.apply_completion(completion)
+        buffer.complete_state = None
+
+    def interrupt(self) -> None:
+        """Ctrl+C: cancel a prepare, else cancel a running reply, else clear the prompt, else arm/exit."""
+        buffer = self.session.default_buffer
+        if self._preparing is not None:
+            self._preparing.abort("cancelled by Ctrl+C")
+            self.transcript.notice("cancelling the message being prepared…")
+            return
+        if self._agent.status == "running":
+            self.transcript.notice("cancelling the reply…")
+            self.in_background("cancel", self._agent.cancel())
+            return
+        if buffer.text:
+            buffer.append_to_history()  # Ctrl+C clears the line, but nothing typed is lost
+            buffer.reset()
+            return
+        if self._exit_armed:
+            self.request_exit()
+            return
+        self._exit_armed = True
+        self.transcript.notice("press Ctrl+C again (or Ctrl+D) to exit")
+
+    def request_exit(self) -> None:
+        """Leave the prompt loop after the current prompt."""
+        self._exit_requested = True
+        app = self.session.app
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit(exception=EOFError())
+
+    def _disarm_exit(self, _buffer: object) -> None:
+        self._exit_armed = False
+
+    # -- data ----------------------------------------------------------------------
+
+    async def _lookup(self, query: str, signal: AbortSignal) -> Sequence[CandidateView]:
+        references = self.workspace.references
+        return await references.list_candidates(self._agent, query, COMPLETION_LIMIT, signal=signal)
+
+    def _on_store_events(self, session_id: str, events: list[dict[str, Any]]) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._show_store_events(session_id, events)
+        else:
+            loop.call_soon_threadsafe(self._show_store_events, session_id, events)
+
+    def _show_store_events(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        if session_id != self._agent.id:
+            return
+        for event in events:
+            if event.get("type") == "session/title":
+                self._title = self.workspace.store.title(session_id)
+        self.transcript.show_events(events)
+
+    def _replay_recent(self, session_id: str, limit: int = 6) -> None:
+        try:
+            _header, events = self.workspace.store.read_log(session_id)
+        except Exception as error:
+            self.transcript.error(*_error_parts(error))
+            return
+        messages = [e for e in events if e.get("type") in ("user/message", "assistant/message")]
+        if len(messages) > limit:
+            self.transcript.notice(f"… {len(messages) - limit} earlier messages (/log lists every event)")
+        self.transcript.show_events(messages[-limit:])
+
+    # -- toolbar -----------------------------------------------------------------------
+
+    def _toolbar(self) -> StyleAndTextTuples:
+        fragments: StyleAndTextTuples = []
+        partial = self.transcript.partial_line
+        if partial:
+            tail = truncate_end(partial[-100:], 100)
+            fragments += [("class:toolbar.stream", " assistant › " + tail), ("", "\n")]
+        if self.lookups.searching:
+            fragments += [("class:toolbar.hint", " @ searching sessions…"), ("", "\n")]
+        elif self.lookups.latest is not None and not self.lookups.latest.candidates:
+            fragments += [("class:toolbar.hint", " @ no matching sessions"), ("", "\n")]
+        if self.preparing:
+            fragments += [("class:toolbar.hint", " preparing… (Ctrl+C cancels)"), ("", "\n")]
+        agent = self._agent
+        status = agent.status
+        title = truncate_end(inert(self._title or "untitled"), 40)
+        cwd = truncate_middle(inert(agent.cwd), 40) if agent.cwd else "(no cwd)"
+        fragments += [
+            ("class:toolbar.title", f" {title} "), ("", "│ "), ("", f"{cwd} "), ("", "│ "),
+            (f"class:toolbar.{'running' if status == 'running' else 'idle'}", f"{status} "), ("", "│ "),
+            ("", truncate_end(inert(self.workspace.model.name), 30)),
+        ]
+        return fragments
+
+    def _invalidate(self) -> None:
+        app = get_app_or_none()
+        if app is not None and app.is_running:
+            app.invalidate()
+
+
+async def run_repl_async(workspace: Workspace, *, session_id: str | None = None, input: Input | None = None,
+                         output: Output | None = None) -> int:
+    """Run the line mode on `workspace` until the user exits; returns the exit code."""
+    return await LineMode(workspace, session_id=session_id, input=input, output=output).run()
+
+
+def run_repl(workspace: Workspace, *, session_id: str | None = None, input: Input | None = None,
+             output: Output | None = None) -> int:
+    """Blocking entry point: run the line mode in a fresh event loop (must not be called from one)."""
+    return asyncio.run(run_repl_async(workspace, session_id=session_id, input=input, output=output))

@@ -1,0 +1,187 @@
+"""Slash commands of the line mode: `/new`, `/sessions`, `/switch`, `/title`, `/compact`, `/log`, `/help`.
+
+Mentions are never parsed inside a slash command. Each command reports through
+the host's transcript; failures raise `CommandError` (or the store's and
+reference service's own errors), which the host prints as code + message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
+from sessionref_tui.repl.transcript import Transcript, event_preview, event_source_kind
+
+if TYPE_CHECKING:
+    from sessionref.agent import Agent
+    from sessionref.workspace import Workspace
+
+SESSIONS_LIMIT: Final = 20
+"""Rows `/sessions` prints."""
+
+HELP_TEXT: Final = """\
+Enter sends · Alt+Enter or Ctrl+J inserts a newline · @ completes sessions (Tab/Enter accept, Esc dismisses)
+Ctrl+C cancels a running reply or a message being prepared; Ctrl+C twice on an empty prompt (or Ctrl+D) exits
+/new                     start a new session in this directory
+/sessions [query]        list sessions you can mention (this directory first)
+/switch <id or title>    continue another session
+/title <text>            rename the current session
+/compact                 replace the conversation so far with a model-written summary
+/log                     the current session's log events: seq, type, source kind, preview
+/help                    this text"""
+
+
+class CommandError(Exception):
+    """A slash command could not run; `code` is stable, `message` is for the user."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class CommandHost(Protocol):
+    """What commands need from the running line mode."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+    @property
+    def agent(self) -> Agent: ...
+    @property
+    def transcript(self) -> Transcript: ...
+
+    def switch_to(self, agent: Agent) -> None:
+        """Make `agent` the current session (toolbar, event stream, completion vantage)."""
+        ...
+
+    def in_background(self, label: str, work: Awaitable[None]) -> None:
+        """Run `work` without blocking the prompt; errors are printed, never raised."""
+        ...
+
+
+def split_command(line: str) -> tuple[str, str]:
+    """`"/title  My chat "` -> `("title", "My chat")`: the command name and its trimmed argument."""
+    head, _, rest = line.strip().partition(" ")
+    return head[1:].lower(), rest.strip()
+
+
+async def run_command(host: CommandHost, line: str) -> None:
+    """Run one slash command line; raises `CommandError` for unknown commands or bad arguments."""
+    name, argument = split_command(line)
+    handler = COMMANDS.get(name)
+    if handler is None:
+        raise CommandError("REPL_UNKNOWN_COMMAND", f"unknown command /{inert(name)} (try /help)")
+    await handler(host, argument)
+
+
+async def _help(host: CommandHost, _argument: str) -> None:
+    for line in HELP_TEXT.splitlines():
+        host.transcript.notice(line)
+
+
+async def _new(host: CommandHost, _argument: str) -> None:
+    host.switch_to(host.workspace.new_session())
+
+
+async def _candidates(host: CommandHost, query: str, limit: int) -> Sequence[Any]:
+    return await host.workspace.references.list_candidates(host.agent, query, limit)
+
+
+def candidate_row(candidate: Any, now_ms: float) -> str:
+    """One inert table row: label, id (when it differs), cwd (● = this directory), age."""
+    label = truncate_end(inert(candidate.label), 36)
+    same = candidate.label == candidate.session_id
+    session_id = "" if same else truncate_end(inert(candidate.session_id), 24)
+    cwd = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), 36)
+    here = "●" if candidate.same_workspace else " "
+    age = relative_age(candidate.created_at, now_ms)
+    return f"{label:<36}  {session_id:<24}  {here} {cwd:<36}  {age}"
+
+
+async def _sessions(host: CommandHost, query: str) -> None:
+    found = await _candidates(host, query, SESSIONS_LIMIT)
+    if not found:
+        host.transcript.notice("no matching sessions")
+        return
+    now = time.time() * 1000
+    for candidate in found:
+        host.transcript.print([("class:candidate.label", candidate_row(candidate, now))])
+
+
+async def _switch(host: CommandHost, argument: str) -> None:
+    if not argument:
+        raise CommandError("REPL_USAGE", "usage: /switch <id or title>")
+    store = host.workspace.store
+    if argument == host.agent.id:
+        host.transcript.notice("already in that session")
+        return
+    if _exists(store, argument):
+        host.switch_to(host.workspace.agent(argument))
+        return
+    found = await _candidates(host, argument, SESSIONS_LIMIT)
+    exact = [c for c in found if c.label.lower() == argument.lower()]
+    matches = exact or list(found)
+    if len(matches) == 1:
+        host.switch_to(host.workspace.agent(matches[0].session_id))
+        return
+    if not matches:
+        raise CommandError("REPL_NO_SUCH_SESSION", f"no session matches {inert(argument)!r}")
+    host.transcript.notice(f"{len(matches)} sessions match; use an id:")
+    now = time.time() * 1000
+    for candidate in matches:
+        host.transcript.print([("class:candidate.label", candidate_row(candidate, now))])
+
+
+def _exists(store: Any, session_id: str) -> bool:
+    try:
+        store.record(session_id)
+    except Exception:
+        return False
+    return True
+
+
+async def _title(host: CommandHost, argument: str) -> None:
+    if not argument:
+        raise CommandError("REPL_USAGE", "usage: /title <text>")
+    host.workspace.store.rename(host.agent.id, argument)
+
+
+async def _compact(host: CommandHost, _argument: str) -> None:
+    agent = host.agent
+
+    async def compact() -> None:
+        await agent.compact()
+        host.transcript.notice("compacted: the summary replaces the earlier conversation")
+
+    host.transcript.notice("compacting…")
+    host.in_background("compact", compact())
+
+
+async def _log(host: CommandHost, _argument: str) -> None:
+    _header, events = host.workspace.store.read_log(host.agent.id)
+    if not events:
+        host.transcript.notice("(the log has no events yet)")
+    for event in events:
+        seq = event.get("seq", "?")
+        kind = truncate_end(inert(str(event.get("type", ""))), 20)
+        source = event_source_kind(event)
+        host.transcript.print([
+            ("class:log.seq", f"{seq:>5}  "),
+            ("class:log.type", f"{kind:<20} "),
+            ("class:log.source", f"{inert(source):<17} "),
+            ("class:log.preview", event_preview(event)),
+        ])
+
+
+COMMANDS: Final[dict[str, Callable[[CommandHost, str], Awaitable[None]]]] = {
+    "help": _help,
+    "new": _new,
+    "sessions": _sessions,
+    "switch": _switch,
+    "title": _title,
+    "compact": _compact,
+    "log": _log,
+}
+"""Command name -> handler(host, argument)."""

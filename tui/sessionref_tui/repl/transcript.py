@@ -1,0 +1,206 @@
+"""What the line mode prints above the prompt: log events of the current session, notices and errors.
+
+Everything printed from data goes through `inert` line by line (message text
+keeps its line breaks, nothing else), and is printed as prompt_toolkit
+fragments, never as markup or raw escape sequences. Assistant replies stream:
+each completed line is printed as soon as it arrives; the unfinished tail is
+exposed as `partial_line` for the toolbar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
+from prompt_toolkit.output import Output
+from prompt_toolkit.shortcuts import print_formatted_text
+from prompt_toolkit.styles import BaseStyle
+
+from sessionref_tui.display import inert, truncate_end
+
+PREVIEW_CELLS = 72
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text blocks of a message's `content`, joined with newlines (other blocks ignored)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return ""
+    parts = [block["text"] for block in content if isinstance(block, dict) and block.get("type") == "text"
+             and isinstance(block.get("text"), str)]
+    return "\n".join(parts)
+
+
+def event_source_kind(event: Mapping[str, Any]) -> str:
+    """The `source.kind` of a message or title event (`plugin:<name>` for plugins), or "" when it has none."""
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return ""
+    holder = data.get("message") if event.get("type") == "assistant/message" else data
+    source = holder.get("source") if isinstance(holder, dict) else None
+    kind = source.get("kind") if isinstance(source, dict) else None
+    if kind == "plugin" and isinstance(source, dict) and isinstance(source.get("plugin"), str):
+        return f"plugin:{source['plugin']}"
+    return kind if isinstance(kind, str) else ""
+
+
+def event_preview(event: Mapping[str, Any]) -> str:
+    """A one-line, inert preview of one log event (message text, title, turn reason, chunk text)."""
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return ""
+    kind = event.get("type")
+    text = ""
+    if kind == "user/message":
+        text = message_text(data)
+    elif kind == "assistant/message" and isinstance(data.get("message"), dict):
+        text = message_text(data["message"])
+    elif kind == "assistant/chunk" and isinstance(data.get("chunk"), dict):
+        text = str(data["chunk"].get("text", ""))
+    elif kind == "session/title":
+        text = str(data.get("title", ""))
+    elif kind == "turn/end":
+        text = str(data.get("reason", ""))
+    elif kind in ("turn/start", "step/start", "step/end"):
+        text = " ".join(f"{key}={data[key]}" for key in ("turn", "step") if key in data)
+    return truncate_end(inert(" ".join(text.split())), PREVIEW_CELLS)
+
+
+def reference_labels(source: Mapping[str, Any]) -> list[str]:
+    """`label (id)` (or just the id when they are equal) for each reference in a snapshot's source."""
+    labels: list[str] = []
+    references = source.get("references")
+    for reference in references if isinstance(references, list) else []:
+        if not isinstance(reference, dict):
+            continue
+        session_id = str(reference.get("sessionId", ""))
+        label = str(reference.get("label", session_id))
+        labels.append(inert(session_id) if label == session_id else f"{inert(label)} ({inert(session_id)})")
+    return labels
+
+
+class Transcript:
+    """Prints above the prompt and keeps a plain-text copy of every printed line (`lines`)."""
+
+    def __init__(self, *, output: Output | None, style: BaseStyle | None,
+                 on_change: Callable[[], None] | None = None) -> None:
+        self._output = output
+        self._style = style
+        self._on_change = on_change or (lambda: None)
+        self.lines: list[str] = []
+        """Every line printed so far, as plain text (what a screen reader or a test sees)."""
+        self._stream: dict[tuple[Any, Any], str] = {}
+        self._streamed_lines: set[tuple[Any, Any]] = set()
+
+    @property
+    def partial_line(self) -> str:
+        """The unfinished last line of the reply being streamed, or ""."""
+        for text in reversed(list(self._stream.values())):
+            if text:
+                return inert(text)
+        return ""
+
+    def print(self, fragments: StyleAndTextTuples) -> None:
+        """Print one line of fragments above the prompt (fragment texts must already be inert)."""
+        self.lines.append("".join(text for _style, text in fragments))
+        print_formatted_text(FormattedText(fragments), style=self._style, output=self._output)
+        self._on_change()
+
+    def notice(self, text: str) -> None:
+        """A dim informational line."""
+        self.print([("class:notice", text)])
+
+    def error(self, code: str, message: str) -> None:
+        """An error line naming its stable code."""
+        self.print([("class:error", f"✗ {inert(code)}: "), ("class:error.message", inert(message))])
+
+    def block(self, prefix: StyleAndTextTuples, text: str, style: str) -> None:
+        """Print multi-line `text` with `prefix` before the first line and an indent before the others."""
+        indent = " " * sum(len(part) for _style, part in prefix)
+        for index, line in enumerate(text.split("\n") or [""]):
+            head = prefix if index == 0 else [("", indent)]
+            self.print([*head, (style, inert(line))])
+
+    def show_events(self, events: Iterable[Mapping[str, Any]]) -> None:
+        """Render new log events of the current session in order."""
+        for event in events:
+            self.show_event(event)
+
+    def show_event(self, event: Mapping[str, Any]) -> None:
+        """Render one log event (unknown types are skipped: the `/log` command lists everything)."""
+        kind = event.get("type")
+        data = event.get("data")
+        if not isinstance(data, dict):
+            return
+        if kind == "user/message":
+            self._show_user_message(data)
+        elif kind == "assistant/chunk":
+            self._stream_chunk(data)
+        elif kind == "assistant/message":
+            self._finish_reply(data)
+        elif kind == "turn/end":
+            self.flush_streams()
+            reason = str(data.get("reason", ""))
+            if reason not in ("", "completed", "stop", "done", "end"):
+                detail = data.get("error")
+                suffix = f": {inert(str(detail.get('message', detail)))}" if isinstance(detail, dict) else ""
+                self.notice(f"[turn {data.get('turn', '?')} ended: {inert(reason)}{suffix}]")
+        elif kind == "session/title":
+            self.notice(f"title: {inert(str(data.get('title', '')))}")
+
+    def _show_user_message(self, data: Mapping[str, Any]) -> None:
+        source = data.get("source") if isinstance(data.get("source"), dict) else {}
+        assert isinstance(source, dict)
+        kind = source.get("kind")
+        if kind == "user":
+            self.block([("class:you", "you › ")], message_text(data), "class:you.text")
+        elif kind == "session-reference":
+            labels = ", ".join(reference_labels(source))
+            self.print([("class:reference", "⧉ Referenced sessions · " + labels)])
+        elif kind == "plugin" and source.get("plugin") == "compact":
+            self.block([("class:checkpoint", "⟲ compacted › ")], message_text(data), "class:checkpoint.text")
+        else:
+            self.notice(f"[context message from {inert(str(source.get('plugin', kind)))}]")
+
+    def _stream_chunk(self, data: Mapping[str, Any]) -> None:
+        chunk = data.get("chunk")
+        if not isinstance(chunk, dict) or chunk.get("type") != "text-delta":
+            return
+        key = (data.get("turn"), data.get("step"))
+        pending = self._stream.get(key, "") + str(chunk.get("text", ""))
+        *complete, rest = pending.split("\n")
+        for line in complete:
+            self._print_reply_line(key, line)
+        self._stream[key] = rest
+        self._on_change()
+
+    def _print_reply_line(self, key: tuple[Any, Any], line: str) -> None:
+        if key in self._streamed_lines:
+            self.print([("", "            "), ("class:assistant.text", inert(line))])
+        else:
+            self._streamed_lines.add(key)
+            self.print([("class:assistant", "assistant › "), ("class:assistant.text", inert(line))])
+
+    def _finish_reply(self, data: Mapping[str, Any]) -> None:
+        key = (data.get("turn"), data.get("step"))
+        message = data.get("message")
+        if key in self._stream or key in self._streamed_lines:
+            rest = self._stream.pop(key, "")
+            if rest:
+                self._print_reply_line(key, rest)
+            self._streamed_lines.discard(key)
+        elif isinstance(message, dict):
+            text = message_text(message)
+            if text:
+                self.block([("class:assistant", "assistant › ")], text, "class:assistant.text")
+        self._on_change()
+
+    def flush_streams(self) -> None:
+        """Print whatever is left of unfinished replies (after a cancel or an error)."""
+        for key in list(self._stream):
+            rest = self._stream.pop(key)
+            if rest:
+                self._print_reply_line(key, rest)
+        self._streamed_lines.clear()
+        self._on_change()
