@@ -1,0 +1,127 @@
+"""The sessions sidebar: this workspace's sessions first, then the others; select to switch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from sessionref_tui.display import inert, relative_age
+
+SIDEBAR_TITLE_WIDTH = 40
+"""Titles are cut (with `…`) at this many cells before the sidebar's own ellipsis applies."""
+
+
+@dataclass(frozen=True, slots=True)
+class SidebarEntry:
+    """One session as the sidebar lists it (title None means: show the id)."""
+
+    session_id: str
+    title: str | None
+    cwd: str | None
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionGroup:
+    """A heading and the sessions under it, newest first."""
+
+    heading: str
+    entries: tuple[SidebarEntry, ...]
+
+
+def group_sessions(entries: Sequence[SidebarEntry], cwd: str | None) -> list[SessionGroup]:
+    """Sessions of `cwd` under "This folder", then all others under "Other folders"; empty groups dropped.
+
+    The input order (newest first) is kept inside each group.
+    """
+    here = tuple(entry for entry in entries if cwd is not None and entry.cwd == cwd)
+    others = tuple(entry for entry in entries if cwd is None or entry.cwd != cwd)
+    groups = [SessionGroup("This folder", here), SessionGroup("Other folders", others)]
+    return [group for group in groups if group.entries]
+
+
+def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
+    """Two lines: the (inert) title with the current marker, then the age and, for other folders, the cwd."""
+    title = inert(entry.title or entry.session_id)
+    if len(title) > SIDEBAR_TITLE_WIDTH:
+        title = title[: SIDEBAR_TITLE_WIDTH - 1] + "…"
+    second: list[str | tuple[str, str]] = [(relative_age(entry.created_at, now_ms), "dim")]
+    if show_cwd:
+        second += [(" · ", "dim"), (inert(entry.cwd) if entry.cwd else "(no cwd)", "dim italic")]
+    marker = ("▸ ", "bold $accent") if current else ("  ", "")
+    return Content.assemble(marker, (title, "bold" if current else ""), "\n  ", *second)
+
+
+class Sidebar(Vertical):
+    """Lists sessions grouped by folder; posts `Sidebar.SessionSelected` when the user picks one."""
+
+    class SessionSelected(Message):
+        """The user chose a session in the sidebar."""
+
+        def __init__(self, session_id: str) -> None:
+            super().__init__()
+            self.session_id = session_id
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: list[SidebarEntry] = []
+        self.current_id: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("Sessions", classes="sidebar-heading")
+        yield OptionList(id="session-list")
+
+    def show_sessions(
+        self,
+        entries: Sequence[SidebarEntry],
+        *,
+        cwd: str | None,
+        current_id: str | None,
+        now_ms: int,
+        more: int = 0,
+    ) -> None:
+        """Replace the list with `entries` grouped by folder; `more` counts sessions left out for size."""
+        self.entries = list(entries)
+        self.current_id = current_id
+        option_list = self.query_one("#session-list", OptionList)
+        options: list[Option | None] = []
+        highlight: int | None = None
+        for group in group_sessions(entries, cwd):
+            if options:
+                options.append(None)
+            options.append(Option(Content.styled(group.heading, "bold $text-muted"), disabled=True))
+            for entry in group.entries:
+                if entry.session_id == current_id:
+                    highlight = len(options)
+                options.append(
+                    Option(
+                        entry_prompt(
+                            entry,
+                            now_ms=now_ms,
+                            show_cwd=group.heading != "This folder",
+                            current=entry.session_id == current_id,
+                        ),
+                        id=entry.session_id,
+                    )
+                )
+        if more:
+            options.append(
+                Option(Content.styled(f"… {more:,} more (Ctrl+O to search)", "dim"), disabled=True)
+            )
+        option_list.set_options(options)
+        if highlight is not None:
+            option_list.highlighted = highlight
+
+    @on(OptionList.OptionSelected, "#session-list")
+    def _session_chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(self.SessionSelected(event.option.id))

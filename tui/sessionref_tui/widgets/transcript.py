@@ -1,0 +1,257 @@
+"""The transcript: the current session's conversation, built from its log events.
+
+User prompts show their mentions as `@label` chips; each session-reference snapshot
+is one collapsible row ("Referenced sessions · label, label") that expands to the
+snapshot JSON pretty-printed with its stats; assistant replies stream as Markdown;
+failed or cancelled turns say so plainly. Everything from the log is shown inert.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import Collapsible, Markdown, Static
+
+from sessionref_tui.display import inert
+from sessionref_tui.widgets.log_rows import (
+    describe_stats,
+    is_checkpoint,
+    is_snapshot,
+    message_of,
+    message_text,
+    snapshot_json_pretty,
+    snapshot_references,
+    snapshot_title,
+)
+
+TRANSCRIPT_ROW_LIMIT = 300
+"""When a session is opened, only its newest rows are mounted (the log itself is untouched)."""
+
+WELCOME_TEXT = (
+    "Welcome! Type a message below. Type @ to mention another session: pick one with ↑/↓ and Tab, "
+    "and its conversation travels along as a read-only snapshot. Ctrl+T shows the log inspector, "
+    "Ctrl+P all commands."
+)
+
+CHIP_STYLE = "bold $text-accent on $accent-muted"
+
+
+def markdown_safe(text: str) -> str:
+    """`text` with every control character escaped as visible text, newlines kept (Markdown is wanted)."""
+    return "\n".join(inert(line) for line in text.split("\n"))
+
+
+def chip_content(text: str, labels: set[str]) -> Content:
+    """The prompt text with each `@label` of a known referenced label styled as a chip; all literal."""
+    safe = inert_keep_newlines(text)
+    needles = sorted({"@" + inert(label) for label in labels if label}, key=len, reverse=True)
+    parts: list[str | tuple[str, str]] = []
+    position = 0
+    plain_start = 0
+    while position < len(safe):
+        match = next((needle for needle in needles if safe.startswith(needle, position)), None)
+        if match is None:
+            position += 1
+            continue
+        if plain_start < position:
+            parts.append(safe[plain_start:position])
+        parts.append((match, CHIP_STYLE))
+        position += len(match)
+        plain_start = position
+    if plain_start < len(safe):
+        parts.append(safe[plain_start:])
+    return Content.assemble(*parts)
+
+
+def inert_keep_newlines(text: str) -> str:
+    """Like `inert`, but line breaks stay line breaks (for multi-line message bodies)."""
+    return markdown_safe(text)
+
+
+class UserMessageView(Static):
+    """A direct user prompt; `@label` mentions of referenced sessions are drawn as chips."""
+
+    def __init__(self, text: str, labels: set[str]) -> None:
+        super().__init__(classes="user-message")
+        self.text = text
+        self.labels = set(labels)
+        self.update(chip_content(text, self.labels))
+
+    def add_labels(self, labels: set[str]) -> None:
+        """Re-draw with more chip labels (a snapshot placed after its prompt arrives later)."""
+        if not labels <= self.labels:
+            self.labels |= labels
+            self.update(chip_content(self.text, self.labels))
+
+
+class SnapshotView(Collapsible):
+    """One collapsible row per snapshot: expands to per-reference stats and the pretty JSON."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        body = Content.assemble(
+            *[
+                part
+                for ref in snapshot_references(message)
+                for part in (
+                    (inert(ref.label), "bold"),
+                    (f"  {inert(ref.session_id)}\n", "dim"),
+                    (f"  {describe_stats(ref)}\n", "italic"),
+                )
+            ],
+            "\n",
+            (markdown_safe(snapshot_json_pretty(message)), ""),
+        )
+        super().__init__(
+            Static(body, classes="snapshot-body"),
+            title=Content(inert(snapshot_title(message))),
+            collapsed=True,
+            classes="snapshot",
+        )
+        self.labels = {ref.label for ref in snapshot_references(message)}
+
+
+class CheckpointView(Static):
+    """A compaction checkpoint: the summary that replaced the earlier conversation."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(
+            Content.assemble(("Compacted · earlier messages summarised\n", "bold"), markdown_safe(text)),
+            classes="checkpoint",
+        )
+
+
+class AssistantReply(Vertical):
+    """An assistant reply rendered as Markdown; grows while its chunks stream in."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(classes="assistant-reply")
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield Markdown(markdown_safe(self.text))
+
+    def append_text(self, delta: str) -> None:
+        """Add a streamed fragment to the end of the reply."""
+        self.text += delta
+        self.query_one(Markdown).append(markdown_safe(delta))
+
+    def finish(self, text: str) -> None:
+        """Settle on the final text of the reply (only re-rendered when it differs from what streamed)."""
+        if text != self.text:
+            self.text = text
+            self.query_one(Markdown).update(markdown_safe(text))
+
+
+class TurnNote(Static):
+    """A plain line about how a turn ended when it did not end normally (error, cancelled)."""
+
+
+class Transcript(VerticalScroll):
+    """Builds and keeps up to date the rows of one session's conversation."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.known_labels: set[str] = set()
+        self._replies: dict[tuple[Any, Any], AssistantReply] = {}
+        self._last_prompt: UserMessageView | None = None
+        self._message_count = 0
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def load(self, events: list[dict[str, Any]]) -> None:
+        """Replace everything with the conversation in `events` (a whole log)."""
+        self.remove_children()
+        self.known_labels = set()
+        self._replies = {}
+        self._last_prompt = None
+        self._message_count = 0
+        pending = _collapse_finished_chunks(events)
+        skipped = max(0, len(pending) - TRANSCRIPT_ROW_LIMIT)
+        if skipped:
+            self.mount(TurnNote(Content.styled(f"{skipped:,} earlier log rows not shown", "dim")))
+        self.apply(pending[skipped:])
+        if self._message_count == 0:
+            self.mount(Static(Content(WELCOME_TEXT), classes="welcome", id="welcome"))
+        self.anchor()
+
+    def apply(self, events: list[dict[str, Any]]) -> None:
+        """Add what `events` (new log events, in seq order) change in the conversation."""
+        for event in events:
+            self._apply_one(event)
+
+    def _mount_row(self, row: Static | Vertical) -> None:
+        for welcome in self.query("#welcome"):
+            welcome.remove()
+        self._message_count += 1
+        self.mount(row)
+
+    def _apply_one(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        if kind == "user/message":
+            message = message_of(event) or {}
+            if is_snapshot(message):
+                view = SnapshotView(message)
+                self.known_labels |= view.labels
+                if self._last_prompt is not None:
+                    self._last_prompt.add_labels(view.labels)
+                self._mount_row(view)
+            elif is_checkpoint(message):
+                self._mount_row(CheckpointView(message_text(message)))
+            else:
+                prompt = UserMessageView(message_text(message), self.known_labels)
+                self._last_prompt = prompt
+                self._mount_row(prompt)
+        elif kind == "assistant/chunk":
+            chunk = data.get("chunk")
+            delta = chunk.get("text") if isinstance(chunk, dict) else None
+            if isinstance(delta, str):
+                self._reply_for(data).append_text(delta)
+        elif kind == "assistant/message":
+            message = message_of(event) or {}
+            self._reply_for(data).finish(message_text(message))
+        elif kind == "turn/end":
+            self._end_turn(data)
+
+    def _reply_for(self, data: dict[str, Any]) -> AssistantReply:
+        key = (data.get("turn"), data.get("step"))
+        reply = self._replies.get(key)
+        if reply is None:
+            reply = AssistantReply()
+            self._replies[key] = reply
+            self._mount_row(reply)
+        return reply
+
+    def _end_turn(self, data: dict[str, Any]) -> None:
+        reason = data.get("reason")
+        if reason == "error":
+            error = data.get("error")
+            text = f"Turn failed: {error}" if error else "Turn failed."
+            self._mount_row(TurnNote(Content(inert(text)), classes="turn-error"))
+        elif reason == "cancelled":
+            self._mount_row(
+                TurnNote(Content("Turn cancelled — what streamed so far is kept."), classes="turn-note")
+            )
+
+
+def _collapse_finished_chunks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop the chunks of steps that have a final `assistant/message` (it carries the same text)."""
+    finished = {
+        (event["data"].get("turn"), event["data"].get("step"))
+        for event in events
+        if event.get("type") == "assistant/message" and isinstance(event.get("data"), dict)
+    }
+    return [
+        event
+        for event in events
+        if not (
+            event.get("type") == "assistant/chunk"
+            and isinstance(event.get("data"), dict)
+            and (event["data"].get("turn"), event["data"].get("step")) in finished
+        )
+    ]
