@@ -1,0 +1,325 @@
+"""Settings: where the store lives, which model to talk to, how snapshots are placed and budgeted.
+
+Sources, lowest to highest precedence: built-in defaults, ``<store_root>/config.toml``, environment
+variables. The store root itself comes from the ``store_root`` argument, else ``SESSIONREF_HOME``,
+else the platform's user data directory. Every bad value raises :class:`SettingsError` with a stable
+code and a message naming the key and where it came from; a pydantic traceback never escapes.
+
+``config.toml`` (every key optional)::
+
+    [model]
+    api_key = "sk-..."                 # OPENAI_API_KEY; setting it switches from the demo model
+    base_url = "https://api.openai.com/v1"   # OPENAI_BASE_URL
+    model = "gpt-4o-mini"              # SESSIONREF_MODEL
+    context_window = 128000            # SESSIONREF_CONTEXT_WINDOW (tokens)
+    timeout = 60                       # SESSIONREF_MODEL_TIMEOUT (seconds)
+    demo_pace = 0.04                   # SESSIONREF_DEMO_PACE (seconds between demo words)
+
+    [delivery]
+    placement = "before"               # SESSIONREF_PLACEMENT: "before" | "after"
+
+    [references]
+    maxReferences = 3
+    candidateLimit = 50
+    maxReferenceBytes = 65536          # omit for the automatic, model-relative budget
+    referenceContextFraction = 0.2
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final, Literal
+from urllib.parse import urlsplit
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+
+from sessionref.config import SessionReferenceConfig
+from sessionref.errors import SessionReferenceError
+from sessionref.models.base import ChatModel
+from sessionref.models.demo import DEFAULT_DEMO_PACE, DemoModel
+from sessionref.models.openai import DEFAULT_BASE_URL, OpenAIChatModel
+
+SETTINGS_INVALID: Final = "SETTINGS_INVALID"
+SETTINGS_FILE_INVALID: Final = "SETTINGS_FILE_INVALID"
+
+CONFIG_FILE_NAME: Final = "config.toml"
+DEFAULT_MODEL: Final = "gpt-4o-mini"
+DEFAULT_TIMEOUT: Final = 60.0
+
+Placement = Literal["before", "after"]
+
+
+class SettingsError(Exception):
+    """Invalid settings: ``code`` is SETTINGS_INVALID (a value or key) or SETTINGS_FILE_INVALID (the file)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class ModelSettings(BaseModel):
+    """Which chat model to use; an API key selects the OpenAI-compatible model, else the demo model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    api_key: SecretStr | None = None
+    base_url: str = DEFAULT_BASE_URL
+    model: str = DEFAULT_MODEL
+    context_window: int | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    demo_pace: float = DEFAULT_DEMO_PACE
+
+    @property
+    def uses_real_model(self) -> bool:
+        """True when an API key is configured (the OpenAI-compatible model will be used)."""
+        return self.api_key is not None
+
+
+class Settings(BaseModel):
+    """Everything a host needs to open the store, build the model and configure references."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    store_root: Path
+    config_file: Path | None = None
+    model: ModelSettings = ModelSettings()
+    placement: Placement = "before"
+    references: SessionReferenceConfig = SessionReferenceConfig()
+
+
+# --- value parsers: each takes a raw value (an env string or a TOML value) and returns it typed ---------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class _BadValue(ValueError):
+    """Raised by a parser with the reason; the caller adds the key and its source."""
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise _BadValue("must be a string")
+    return value.strip()
+
+
+def _secret(value: object) -> SecretStr | None:
+    text = _text(value)
+    if _CONTROL.search(text) or " " in text:
+        raise _BadValue("must not contain spaces or control characters")
+    return SecretStr(text) if text else None
+
+
+def _base_url(value: object) -> str:
+    text = _text(value)
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname or _CONTROL.search(text) or " " in text:
+        raise _BadValue(f"must be an http(s) URL such as {DEFAULT_BASE_URL}, got {text!r}")
+    return text.rstrip("/")
+
+
+def _model_id(value: object) -> str:
+    text = _text(value)
+    if not text or _CONTROL.search(text) or any(ch.isspace() for ch in text):
+        raise _BadValue(f"must be a model id without spaces, got {text!r}")
+    return text
+
+
+def _positive_int(value: object) -> int:
+    if isinstance(value, bool):
+        raise _BadValue("must be a positive integer")
+    if isinstance(value, str):
+        text = value.strip().replace("_", "")
+        if not text.isdigit():
+            raise _BadValue(f"must be a positive integer, got {value.strip()!r}")
+        value = int(text)
+    if not isinstance(value, int) or value < 1:
+        raise _BadValue(f"must be a positive integer, got {value!r}")
+    return value
+
+
+def _seconds(value: object, *, allow_zero: bool) -> float:
+    if isinstance(value, bool):
+        raise _BadValue("must be a number of seconds")
+    number: float
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise _BadValue(f"must be a number of seconds, got {value.strip()!r}") from None
+    elif isinstance(value, int | float):
+        number = float(value)
+    else:
+        raise _BadValue("must be a number of seconds")
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        bound = "zero or more" if allow_zero else "more than zero"
+        raise _BadValue(f"must be a finite number of seconds, {bound}, got {value!r}")
+    return number
+
+
+def _placement(value: object) -> Placement:
+    text = _text(value).lower()
+    if text == "before" or text == "after":
+        return text
+    raise _BadValue(f"must be \"before\" or \"after\", got {text!r}")
+
+
+_MODEL_KEYS: Final[dict[str, Callable[[object], object]]] = {
+    "api_key": _secret,
+    "base_url": _base_url,
+    "model": _model_id,
+    "context_window": _positive_int,
+    "timeout": lambda value: _seconds(value, allow_zero=False),
+    "demo_pace": lambda value: _seconds(value, allow_zero=True),
+}
+_ENV_KEYS: Final = {
+    "OPENAI_API_KEY": "api_key",
+    "OPENAI_BASE_URL": "base_url",
+    "SESSIONREF_MODEL": "model",
+    "SESSIONREF_CONTEXT_WINDOW": "context_window",
+    "SESSIONREF_MODEL_TIMEOUT": "timeout",
+    "SESSIONREF_DEMO_PACE": "demo_pace",
+}
+_REFERENCE_KEYS: Final = {
+    "maxReferences": "max_references",
+    "candidateLimit": "candidate_limit",
+    "maxReferenceBytes": "max_reference_bytes",
+    "referenceContextFraction": "reference_context_fraction",
+}
+_SECTIONS: Final = ("model", "delivery", "references")
+
+
+def _parse(parser: Callable[[object], object], value: object, where: str) -> Any:
+    try:
+        return parser(value)
+    except _BadValue as error:
+        raise SettingsError(SETTINGS_INVALID, f"{where} {error}") from None
+
+
+# --- sources ------------------------------------------------------------------------------------------
+
+
+def default_store_root(env: Mapping[str, str] = os.environ) -> Path:
+    """``SESSIONREF_HOME`` when set (non-empty), else the platform's user data directory for sessionref."""
+    home = env.get("SESSIONREF_HOME", "").strip()
+    if home:
+        return Path(home).expanduser()
+    return platformdirs.user_data_path("sessionref", appauthor=False)
+
+
+def read_config_file(path: Path) -> dict[str, Any] | None:
+    """The TOML table in ``path`` (None when there is no such file); SETTINGS_FILE_INVALID if unreadable."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise SettingsError(SETTINGS_FILE_INVALID, f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SettingsError(SETTINGS_FILE_INVALID, f"{path} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(SETTINGS_FILE_INVALID, f"{path} is not valid TOML: {error}") from None
+
+
+def _section(table: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
+    section = table.get(name, {})
+    if not isinstance(section, Mapping):
+        raise SettingsError(SETTINGS_INVALID, f"{path}: [{name}] must be a table")
+    return section
+
+
+def _file_layer(
+    table: Mapping[str, Any], path: Path
+) -> tuple[dict[str, Any], Placement | None, dict[str, Any]]:
+    """(model values, placement, reference values) from a config table; unknown keys are errors."""
+    for name in table:
+        if name not in _SECTIONS:
+            known = ", ".join(f"[{section}]" for section in _SECTIONS)
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown section or key {name!r} (known: {known})")
+    model: dict[str, Any] = {}
+    for key, value in _section(table, "model", path).items():
+        parser = _MODEL_KEYS.get(key)
+        if parser is None:
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [model] {key!r}")
+        model[key] = _parse(parser, value, f"{path}: [model] {key}")
+    placement: Placement | None = None
+    for key, value in _section(table, "delivery", path).items():
+        if key != "placement":
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [delivery] {key!r}")
+        placement = _parse(_placement, value, f"{path}: [delivery] placement")
+    references: dict[str, Any] = {}
+    accepted = set(_REFERENCE_KEYS) | set(_REFERENCE_KEYS.values())
+    for key, value in _section(table, "references", path).items():
+        if key not in accepted:
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [references] {key!r}")
+        references[_REFERENCE_KEYS.get(key, key)] = value
+    return model, placement, references
+
+
+def _env_layer(env: Mapping[str, str]) -> tuple[dict[str, Any], Placement | None]:
+    """(model values, placement) from environment variables; empty variables count as unset."""
+    model: dict[str, Any] = {}
+    for variable, key in _ENV_KEYS.items():
+        value = env.get(variable)
+        if value is not None and value.strip():
+            model[key] = _parse(_MODEL_KEYS[key], value, variable)
+    placement_value = env.get("SESSIONREF_PLACEMENT")
+    placement: Placement | None = None
+    if placement_value is not None and placement_value.strip():
+        placement = _parse(_placement, placement_value, "SESSIONREF_PLACEMENT")
+    return model, placement
+
+
+def _reference_config(values: Mapping[str, Any], path: Path | None) -> SessionReferenceConfig:
+    try:
+        return SessionReferenceConfig.from_value(dict(values))
+    except (SessionReferenceError, ValidationError) as error:
+        detail = getattr(error, "message", None) or str(error)
+        where = f"{path}: [references]" if path is not None else "[references]"
+        raise SettingsError(SETTINGS_INVALID, f"{where} {detail}") from None
+
+
+def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | None = None) -> Settings:
+    """Settings from defaults, ``<store_root>/config.toml`` and ``env`` (env wins); SettingsError if bad."""
+    root = Path(store_root).expanduser() if store_root is not None else default_store_root(env)
+    config_path = root / CONFIG_FILE_NAME
+    table = read_config_file(config_path)
+    found = config_path if table is not None else None
+    file_model, file_placement, reference_values = _file_layer(table or {}, config_path)
+    env_model, env_placement = _env_layer(env)
+    placement: Placement = env_placement or file_placement or "before"
+    try:
+        model = ModelSettings(**{**file_model, **env_model})
+        return Settings(
+            store_root=root,
+            config_file=found,
+            model=model,
+            placement=placement,
+            references=_reference_config(reference_values, found),
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        raise SettingsError(SETTINGS_INVALID, f"invalid setting {where}: {first.get('msg')}") from None
+
+
+def build_model(settings: Settings) -> ChatModel:
+    """The OpenAI-compatible model when an API key is configured, else the offline demo model."""
+    chosen = settings.model
+    if chosen.api_key is not None:
+        return OpenAIChatModel(
+            base_url=chosen.base_url,
+            model=chosen.model,
+            api_key=chosen.api_key.get_secret_value(),
+            context_window=chosen.context_window,
+            timeout=chosen.timeout,
+        )
+    return DemoModel(pace=chosen.demo_pace)

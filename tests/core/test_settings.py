@@ -1,0 +1,191 @@
+"""Settings: defaults, config.toml, environment precedence, and clear errors for bad values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sessionref.models import DemoModel, OpenAIChatModel
+from sessionref.settings import (
+    SETTINGS_FILE_INVALID,
+    SETTINGS_INVALID,
+    SettingsError,
+    build_model,
+    load_settings,
+)
+
+
+def write_config(root: Path, text: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_without_env_or_file_build_the_demo_model(tmp_path: Path) -> None:
+    settings = load_settings({}, store_root=tmp_path)
+    assert settings.store_root == tmp_path
+    assert settings.config_file is None
+    assert settings.placement == "before"
+    assert settings.model.api_key is None
+    assert settings.model.base_url == "https://api.openai.com/v1"
+    assert settings.model.model == "gpt-4o-mini"
+    assert settings.references.max_references == 3
+    assert settings.references.max_reference_bytes is None
+    model = build_model(settings)
+    assert isinstance(model, DemoModel)
+    assert model.pace == pytest.approx(0.04)
+
+
+def test_store_root_from_argument_then_sessionref_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert load_settings({"SESSIONREF_HOME": str(home)}).store_root == home
+    explicit = tmp_path / "explicit"
+    assert load_settings({"SESSIONREF_HOME": str(home)}, store_root=explicit).store_root == explicit
+    assert load_settings({"SESSIONREF_HOME": "  "}).store_root.name.lower() == "sessionref"
+
+
+def test_one_env_var_switches_to_the_real_model(tmp_path: Path) -> None:
+    settings = load_settings({"OPENAI_API_KEY": "sk-abc"}, store_root=tmp_path)
+    model = build_model(settings)
+    assert isinstance(model, OpenAIChatModel)
+    assert (model.model, model.base_url, model.context_window) == (
+        "gpt-4o-mini",
+        "https://api.openai.com/v1",
+        128_000,
+    )
+    assert "sk-abc" not in repr(settings)
+
+
+def test_env_values_reach_the_model(tmp_path: Path) -> None:
+    env = {
+        "OPENAI_API_KEY": "sk-abc",
+        "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1/",
+        "SESSIONREF_MODEL": "llama3:8b",
+        "SESSIONREF_CONTEXT_WINDOW": "8192",
+        "SESSIONREF_MODEL_TIMEOUT": "5",
+        "SESSIONREF_PLACEMENT": "After",
+    }
+    settings = load_settings(env, store_root=tmp_path)
+    model = build_model(settings)
+    assert isinstance(model, OpenAIChatModel)
+    assert model.endpoint == "http://127.0.0.1:8080/v1/chat/completions"
+    assert (model.model, model.context_window, model.timeout) == ("llama3:8b", 8192, 5.0)
+    assert settings.placement == "after"
+
+
+def test_config_file_is_read_and_env_wins(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path,
+        """
+[model]
+model = "gpt-4.1-mini"
+base_url = "https://llm.example.test/v1"
+context_window = 64_000
+demo_pace = 0
+
+[delivery]
+placement = "after"
+
+[references]
+maxReferences = 2
+candidateLimit = 20
+maxReferenceBytes = 4096
+reference_context_fraction = 0.5
+""",
+    )
+    from_file = load_settings({}, store_root=tmp_path)
+    assert from_file.config_file == path
+    assert (from_file.model.model, from_file.model.context_window) == ("gpt-4.1-mini", 64_000)
+    assert from_file.placement == "after"
+    refs = from_file.references
+    assert (refs.max_references, refs.candidate_limit, refs.max_reference_bytes) == (2, 20, 4096)
+    assert refs.reference_context_fraction == 0.5
+    demo = build_model(from_file)
+    assert isinstance(demo, DemoModel) and demo.pace == 0
+
+    env = {"SESSIONREF_MODEL": "gpt-4o", "SESSIONREF_PLACEMENT": "before", "SESSIONREF_CONTEXT_WINDOW": ""}
+    overridden = load_settings(env, store_root=tmp_path)
+    assert overridden.model.model == "gpt-4o"
+    assert overridden.placement == "before"
+    assert overridden.model.context_window == 64_000, "an empty env var counts as unset"
+    assert overridden.model.base_url == "https://llm.example.test/v1"
+
+
+def test_api_key_from_the_file_selects_the_real_model(tmp_path: Path) -> None:
+    write_config(tmp_path, '[model]\napi_key = "sk-file"\n')
+    assert isinstance(build_model(load_settings({}, store_root=tmp_path)), OpenAIChatModel)
+    assert isinstance(
+        build_model(load_settings({"OPENAI_API_KEY": ""}, store_root=tmp_path)), OpenAIChatModel
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"SESSIONREF_CONTEXT_WINDOW": "lots"}, "SESSIONREF_CONTEXT_WINDOW"),
+        ({"SESSIONREF_CONTEXT_WINDOW": "0"}, "SESSIONREF_CONTEXT_WINDOW"),
+        ({"SESSIONREF_CONTEXT_WINDOW": "-5"}, "SESSIONREF_CONTEXT_WINDOW"),
+        ({"SESSIONREF_PLACEMENT": "middle"}, "SESSIONREF_PLACEMENT"),
+        ({"OPENAI_BASE_URL": "api.openai.com/v1"}, "OPENAI_BASE_URL"),
+        ({"OPENAI_BASE_URL": "ftp://host/v1"}, "OPENAI_BASE_URL"),
+        ({"SESSIONREF_MODEL": "gpt 4"}, "SESSIONREF_MODEL"),
+        ({"SESSIONREF_DEMO_PACE": "fast"}, "SESSIONREF_DEMO_PACE"),
+        ({"SESSIONREF_DEMO_PACE": "-1"}, "SESSIONREF_DEMO_PACE"),
+        ({"SESSIONREF_DEMO_PACE": "nan"}, "SESSIONREF_DEMO_PACE"),
+        ({"SESSIONREF_MODEL_TIMEOUT": "0"}, "SESSIONREF_MODEL_TIMEOUT"),
+        ({"OPENAI_API_KEY": "sk-\x1b[31m"}, "OPENAI_API_KEY"),
+    ],
+)
+def test_invalid_env_values_name_the_variable(tmp_path: Path, env: dict[str, str], named: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(env, store_root=tmp_path)
+    assert caught.value.code == SETTINGS_INVALID
+    assert caught.value.message.startswith(named)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[model]\ncontext_window = true\n", "[model] context_window"),
+        ("[model]\ncontext_window = 1.5\n", "[model] context_window"),
+        ("[model]\nmodle = 'x'\n", "'modle'"),
+        ("[delivery]\nplacement = 3\n", "[delivery] placement"),
+        ("[delivery]\norder = 'after'\n", "'order'"),
+        ("[references]\nmaxReferences = 4\n", "maxReferences"),
+        ("[references]\nmaxReferences = 0\n", "maxReferences"),
+        ("[references]\nreferenceContextFraction = 2.0\n", "referenceContextFraction"),
+        ("[references]\nmaxRefs = 2\n", "'maxRefs'"),
+        ("[refs]\nmaxReferences = 2\n", "'refs'"),
+        ("model = 'gpt-4o'\n", "[model] must be a table"),
+        ("references = 3\n", "[references] must be a table"),
+    ],
+)
+def test_invalid_file_values_name_the_key_and_the_file(tmp_path: Path, text: str, named: str) -> None:
+    path = write_config(tmp_path, text)
+    with pytest.raises(SettingsError) as caught:
+        load_settings({}, store_root=tmp_path)
+    assert caught.value.code == SETTINGS_INVALID
+    assert str(path) in caught.value.message
+    assert named in caught.value.message
+
+
+def test_a_file_that_is_not_toml_is_a_file_error(tmp_path: Path) -> None:
+    write_config(tmp_path, "[model\nmodel = \n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings({}, store_root=tmp_path)
+    assert caught.value.code == SETTINGS_FILE_INVALID
+    assert "not valid TOML" in caught.value.message
+
+
+def test_a_file_that_is_not_utf8_or_not_readable_is_a_file_error(tmp_path: Path) -> None:
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.toml").write_bytes(b"[model]\nmodel = '\xff'\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings({}, store_root=tmp_path / "bad")
+    assert caught.value.code == SETTINGS_FILE_INVALID
+    (tmp_path / "dir" / "config.toml").mkdir(parents=True)
+    with pytest.raises(SettingsError) as caught:
+        load_settings({}, store_root=tmp_path / "dir")
+    assert caught.value.code == SETTINGS_FILE_INVALID
+    assert "cannot read" in caught.value.message
