@@ -1,0 +1,148 @@
+"""Discovery of sessions a message may reference (contract.md §6).
+
+Candidates are other sessions ranked by working-directory affinity, then by the
+backend's newest-first order. Labels come from the backend's title index; a
+session log is never read while listing (this runs on every keystroke of an
+`@` completion).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sessionref.cancellation import race, raise_if_aborted
+from sessionref.config import as_positive_safe_integer
+from sessionref.errors import ErrorCode, SessionReferenceError
+from sessionref.query import CandidateSearch, SessionQuery, SessionRecord
+from sessionref.signal import AbortSignal
+from sessionref.uri import SessionReference, format_session_reference_mention
+
+Profile = Literal["rc8", "later"]
+
+INVALID_LIMIT_MESSAGE = "candidate limit must be a positive safe integer"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One session offered for an `@` mention.
+
+    `label` is the session's current title, or its id when it has none;
+    `same_workspace` is true when its cwd equals the requesting agent's cwd.
+    """
+
+    session_id: str
+    label: str
+    cwd: str | None
+    created_at: int
+    same_workspace: bool
+
+    @property
+    def mention(self) -> str:
+        """The canonical mention token `@[label](dsh-session:...)` for this candidate."""
+        return format_session_reference_mention(SessionReference(self.session_id, self.label))
+
+    def to_json(self, profile: Profile = "later", *, with_mention: bool = False) -> dict[str, Any]:
+        """Upstream wire shape: `{sessionId, label, cwd?, sameWorkspace, createdAt}`.
+
+        The `rc8` profile omits `sameWorkspace` (seed/rc.8 shape); `with_mention`
+        appends the canonical `mention` as the Remote face does.
+        """
+        shape: dict[str, Any] = {"sessionId": self.session_id, "label": self.label}
+        if self.cwd is not None:
+            shape["cwd"] = self.cwd
+        if profile != "rc8":
+            shape["sameWorkspace"] = self.same_workspace
+        shape["createdAt"] = self.created_at
+        if with_mention:
+            shape["mention"] = self.mention
+        return shape
+
+
+def checked_candidate_limit(limit: object) -> int:
+    """`limit` as an int if it is a positive safe integer, else `SESSION_REFERENCE_INVALID_REFERENCE`."""
+    number = as_positive_safe_integer(limit)
+    if number is None:
+        raise SessionReferenceError(ErrorCode.INVALID_REFERENCE, INVALID_LIMIT_MESSAGE)
+    return number
+
+
+def workspace_rank(cwd: str | None, target_cwd: str | None) -> int:
+    """0 for the agent's own cwd, 1 for a session without cwd, 2 for any other cwd."""
+    if cwd is not None and target_cwd is not None and cwd == target_cwd:
+        return 0
+    if cwd is None:
+        return 1
+    return 2
+
+
+def label_from_title(session_id: str, title: object) -> str:
+    """The mention label: the title when there is a non-empty one, else the id."""
+    return title if isinstance(title, str) and title else session_id
+
+
+def matches_needle(needle: str, session_id: str, cwd: str | None, label: str) -> bool:
+    """Case-insensitive substring match on id, cwd or label (`needle` is already lower-case)."""
+    if needle in session_id.lower() or needle in label.lower():
+        return True
+    return cwd is not None and needle in cwd.lower()
+
+
+def _candidate(record: SessionRecord, label: str, target_cwd: str | None) -> Candidate:
+    same = record.cwd is not None and target_cwd is not None and record.cwd == target_cwd
+    return Candidate(record.id, label, record.cwd, record.created_at, same)
+
+
+async def _titles(
+    query: SessionQuery, records: Sequence[SessionRecord], signal: AbortSignal | None
+) -> Mapping[str, str | None]:
+    if not records:
+        return {}
+    return await race(query.read_titles([record.id for record in records]), signal)
+
+
+async def find_candidates(
+    query: SessionQuery,
+    *,
+    agent_id: str,
+    agent_cwd: str | None,
+    text: str,
+    limit: int,
+    signal: AbortSignal | None = None,
+) -> list[Candidate]:
+    """Up to `limit` candidates other than `agent_id` matching `text`, best first.
+
+    With an empty `text` only the first `limit` sessions by rank get a title lookup.
+    Uses the backend's `CandidateSearch` fast path when it offers one (same results).
+    Backend errors propagate unchanged; an aborted `signal` gives `SESSION_REFERENCE_CANCELLED`.
+    """
+    needle = text.lower()
+    raise_if_aborted(signal)
+    if isinstance(query, CandidateSearch):
+        found = await race(
+            query.search_candidates(exclude_id=agent_id, target_cwd=agent_cwd, needle=needle, limit=limit),
+            signal,
+        )
+        return [_candidate(record, label_from_title(record.id, label), agent_cwd) for record, label in found]
+    listed = await race(query.list_sessions(), signal)
+    ranked = sorted(
+        (record for record in listed if record.id != agent_id),
+        key=lambda record: workspace_rank(record.cwd, agent_cwd),
+    )
+    if not needle:
+        chosen = ranked[:limit]
+        titles = await _titles(query, chosen, signal)
+        return [
+            _candidate(record, label_from_title(record.id, titles.get(record.id)), agent_cwd)
+            for record in chosen
+        ]
+    titles = await _titles(query, ranked, signal)
+    matching: list[Candidate] = []
+    for record in ranked:
+        label = label_from_title(record.id, titles.get(record.id))
+        if matches_needle(needle, record.id, record.cwd, label):
+            matching.append(_candidate(record, label, agent_cwd))
+            if len(matching) == limit:
+                break
+    return matching

@@ -1,0 +1,361 @@
+"""`SessionReferences`: candidate discovery and snapshot preparation over a `SessionQuery`.
+
+The service follows the seed contract (contract.md §5.1, §6.1) with the later
+additions (§5.3, §6.2): an automatic model-relative byte budget, omission
+notices outside the budgeted JSON with a saved full transcript, the
+`sameWorkspace` candidate flag and `capturedFormatVersion` on each record.
+`profile="rc8"` reproduces the older prepare output byte for byte (no
+`capturedFormatVersion`, no omission notices, 65536-byte default budget).
+
+Cancellation (D5): asyncio cancellation always propagates untouched; an
+aborted `AbortSignal` gives `SESSION_REFERENCE_CANCELLED`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sessionref.cancellation import race, raise_if_aborted
+from sessionref.candidates import Candidate, Profile, checked_candidate_limit, find_candidates
+from sessionref.config import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceConfig
+from sessionref.errors import ErrorCode, SessionReferenceError
+from sessionref.query import SessionQuery, SurfaceSnapshot
+from sessionref.retention import RetainedReference, retain_referenced_session
+from sessionref.signal import AbortSignal
+from sessionref.snapshot_message import (
+    automatic_reference_budget,
+    budget_exceeded,
+    captured_format_version,
+    context_message,
+    normalize_references,
+    reference_record,
+    render_prompt,
+)
+from sessionref.spill import (
+    UNAVAILABLE_NO_STORE,
+    UNAVAILABLE_SAVE_FAILED,
+    SpillOwner,
+    SpillSource,
+    SpillStore,
+    omission_notice,
+    render_transcript,
+    saved_snapshot,
+    unavailable_snapshot,
+)
+from sessionref.uri import SessionReference, parse_session_reference_text
+
+ContextWindow = int | Callable[[], "int | Awaitable[int | None] | None"] | None
+
+READ_FAILED_PREFIX = "failed to read referenced session: "
+PREVIEW_LINE_CHARS = 120
+
+
+class ReferencingAgent(Protocol):
+    """The agent a message belongs to: its session id (and, for candidates, its cwd)."""
+
+    @property
+    def id(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedReferencedMessage:
+    """What `prepare` returns.
+
+    `content` is a deep copy of the readable content; `additional_context` the
+    snapshot user message (`{source, content, role, id}`) or None when nothing was
+    referenced; `references` the per-source records of that message's source.
+    """
+
+    content: list[Any]
+    additional_context: dict[str, Any] | None
+    references: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        """Upstream result shape `{content, additionalContext?}`."""
+        shape: dict[str, Any] = {"content": self.content}
+        if self.additional_context is not None:
+            shape["additionalContext"] = self.additional_context
+        return shape
+
+
+@dataclass(frozen=True, slots=True)
+class ReferencePreview:
+    """How one source would be captured right now, for a UI preview.
+
+    `retained_bytes` is the size of its budgeted JSON, never above `budget_bytes`.
+    `first_line`/`last_line` are short excerpts (raw data: display them inertly).
+    """
+
+    session_id: str
+    label: str
+    captured_through_seq: int | None
+    budget_bytes: int
+    message_count: int
+    retained_messages: int
+    omitted_messages: int
+    retained_bytes: int
+    omitted_bytes: int
+    truncated: bool
+    compacted: bool
+    first_line: str | None
+    last_line: str | None
+
+
+def _label_of(reference: SessionReference) -> str:
+    """The resolved label (an empty label is a real label, not a missing one)."""
+    return reference.session_id if reference.label is None else reference.label
+
+
+def _short_line(text: str, *, last: bool) -> str:
+    lines = text.splitlines() or [""]
+    line = lines[-1] if last else lines[0]
+    if len(line) > PREVIEW_LINE_CHARS:
+        return line[: PREVIEW_LINE_CHARS - 1] + "\u2026"
+    return line
+
+
+class SessionReferences:
+    """The reference service over a `SessionQuery` (any backend).
+
+    `context_window` is the active model's context window in tokens, or a
+    callable (sync or async) returning it; it feeds the automatic budget when
+    `max_reference_bytes` is not configured. `spill_store` receives full
+    transcripts of truncated references (without one, notices say
+    `storage-not-configured`). Construction raises `SESSION_REFERENCE_INVALID_CONFIG`
+    for a bad config.
+    """
+
+    def __init__(
+        self,
+        query: SessionQuery,
+        config: SessionReferenceConfig | Mapping[str, Any] | None = None,
+        *,
+        spill_store: SpillStore | None = None,
+        context_window: ContextWindow = None,
+        profile: Profile = "later",
+    ) -> None:
+        if profile not in ("rc8", "later"):
+            raise ValueError(f"unknown profile {profile!r}")
+        self.query = query
+        self.config = SessionReferenceConfig.from_value(config)
+        self.spill_store = spill_store
+        self.context_window = context_window
+        self.profile: Profile = profile
+
+    # -- discovery -------------------------------------------------------------------------------
+
+    async def list_candidates(
+        self, agent: Any, query: str = "", limit: object = None, *, signal: AbortSignal | None = None
+    ) -> list[Candidate]:
+        """Other sessions matching `query` (id, cwd or title substring, case-insensitive), best first.
+
+        Same-cwd sessions rank first, then cwd-less ones, then the rest, each in the
+        backend's newest-first order. `limit` defaults to `candidate_limit` and must be
+        a positive safe integer (else `SESSION_REFERENCE_INVALID_REFERENCE`).
+        """
+        checked = self.config.candidate_limit if limit is None else checked_candidate_limit(limit)
+        if not isinstance(query, str):
+            raise SessionReferenceError(ErrorCode.INVALID_REFERENCE, "candidate query must be a string")
+        return await find_candidates(
+            self.query,
+            agent_id=agent.id,
+            agent_cwd=getattr(agent, "cwd", None),
+            text=query,
+            limit=checked,
+            signal=signal,
+        )
+
+    # -- preparation -----------------------------------------------------------------------------
+
+    async def resolve_budget(self, *, signal: AbortSignal | None = None) -> int:
+        """The per-source byte budget now: the configured one, else the automatic one.
+
+        Errors from a `context_window` callable propagate unchanged.
+        """
+        if self.config.max_reference_bytes is not None:
+            return self.config.max_reference_bytes
+        if self.profile == "rc8":
+            return DEFAULT_MAX_REFERENCE_BYTES
+        window: Any = self.context_window
+        if callable(window):
+            window = window()
+            if inspect.isawaitable(window):
+                window = await race(window, signal)
+        return automatic_reference_budget(window, self.config.reference_context_fraction)
+
+    async def _read_all(
+        self, references: Sequence[SessionReference], signal: AbortSignal | None
+    ) -> list[SurfaceSnapshot]:
+        """Read every source once, in parallel; all-or-nothing."""
+        reads = [self.query.read_surface(reference.session_id) for reference in references]
+        try:
+            return list(await race(asyncio.gather(*reads), signal))
+        except Exception as error:
+            if signal is not None and signal.aborted:
+                if isinstance(error, SessionReferenceError) and error.code == ErrorCode.CANCELLED:
+                    raise
+                raise_if_aborted(signal)
+            raise SessionReferenceError(
+                ErrorCode.READ_FAILED, READ_FAILED_PREFIX + str(error), cause=error
+            ) from error
+
+    def _retain(self, snapshot: SurfaceSnapshot, label: str, budget: int) -> RetainedReference:
+        try:
+            retained = retain_referenced_session(snapshot, label, budget)
+        except SessionReferenceError:
+            raise
+        except Exception as error:
+            if self.profile == "rc8":
+                raise
+            # The product never shows a bare exception: an unprojectable surface is a failed read.
+            raise SessionReferenceError(
+                ErrorCode.READ_FAILED, READ_FAILED_PREFIX + str(error), cause=error
+            ) from error
+        if retained is None:
+            raise budget_exceeded()
+        return retained
+
+    async def _full_snapshot(
+        self,
+        agent_id: str,
+        reference: SessionReference,
+        snapshot: SurfaceSnapshot,
+        retained: RetainedReference,
+        input_index: int,
+    ) -> dict[str, Any]:
+        if self.spill_store is None:
+            return unavailable_snapshot(UNAVAILABLE_NO_STORE)
+        transcript = render_transcript(retained.full_data, captured_format_version(snapshot))
+        try:
+            saved = await self.spill_store.save_text(
+                SpillOwner(agent_id),
+                SpillSource(reference.session_id, _label_of(reference)),
+                f"session-reference-{input_index + 1}.txt",
+                transcript,
+            )
+        except Exception:
+            return unavailable_snapshot(UNAVAILABLE_SAVE_FAILED)
+        return saved_snapshot(saved)
+
+    async def _omission_notices(
+        self,
+        agent_id: str,
+        references: Sequence[SessionReference],
+        snapshots: Sequence[SurfaceSnapshot],
+        retained: Sequence[RetainedReference],
+    ) -> list[dict[str, Any]]:
+        truncated = [index for index, item in enumerate(retained) if item.stats.truncated]
+        outcomes = await asyncio.gather(
+            *(
+                self._full_snapshot(agent_id, references[index], snapshots[index], retained[index], index)
+                for index in truncated
+            )
+        )
+        return [
+            omission_notice(
+                references[index].session_id,
+                snapshots[index].get("capturedThroughSeq"),
+                retained[index].stats.omitted_messages,
+                retained[index].stats.omitted_bytes,
+                outcome,
+            )
+            for index, outcome in zip(truncated, outcomes, strict=True)
+        ]
+
+    async def prepare(
+        self,
+        agent: Any,
+        content: Sequence[Any],
+        references: Sequence[object],
+        *,
+        signal: AbortSignal | None = None,
+    ) -> PreparedReferencedMessage:
+        """Capture each referenced session into one untrusted snapshot message, or fail as a whole.
+
+        Order: copy content; validate and dedupe references (INVALID_REFERENCE,
+        SELF_REFERENCE, TOO_MANY); nothing referenced -> content only; resolve the
+        budget; read all sources in parallel, each once (READ_FAILED); retain each
+        (BUDGET_EXCEEDED); save transcripts of truncated ones ("later" profile);
+        build the message. An aborted `signal` at any await -> CANCELLED.
+        """
+        accepted = copy.deepcopy(list(content))
+        refs = normalize_references(references, agent.id, self.config.max_references)
+        if not refs:
+            return PreparedReferencedMessage(accepted, None, [])
+        raise_if_aborted(signal)
+        budget = await self.resolve_budget(signal=signal)
+        raise_if_aborted(signal)
+        snapshots = await self._read_all(refs, signal)
+        raise_if_aborted(signal)
+        retained = [
+            self._retain(snapshot, _label_of(reference), budget)
+            for reference, snapshot in zip(refs, snapshots, strict=True)
+        ]
+        notices: list[dict[str, Any]] = []
+        if self.profile != "rc8":
+            notices = await race(self._omission_notices(agent.id, refs, snapshots, retained), signal)
+            raise_if_aborted(signal)
+        records = [
+            reference_record(reference, snapshot, item, index, self.profile)
+            for index, (reference, snapshot, item) in enumerate(zip(refs, snapshots, retained, strict=True))
+        ]
+        message = context_message(render_prompt(retained, notices), records)
+        return PreparedReferencedMessage(accepted, message, records)
+
+    async def prepare_text(
+        self, agent: Any, text: str, *, signal: AbortSignal | None = None
+    ) -> PreparedReferencedMessage:
+        """Parse the mentions in `text`, then `prepare` one text block holding the readable text.
+
+        A malformed mention raises `SESSION_REFERENCE_INVALID_REFERENCE` before any read.
+        """
+        parsed = parse_session_reference_text(text)
+        return await self.prepare(
+            agent, [{"type": "text", "text": parsed.text}], list(parsed.references), signal=signal
+        )
+
+    async def preview(
+        self,
+        agent: Any,
+        session_id: str,
+        *,
+        label: str | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ReferencePreview:
+        """How `session_id` would be captured now under the current budget (one read, no save).
+
+        Raises the same errors as `prepare` for a single reference.
+        """
+        element: dict[str, Any] = {"sessionId": session_id}
+        if label is not None:
+            element["label"] = label
+        (reference,) = normalize_references([element], agent.id, self.config.max_references)
+        raise_if_aborted(signal)
+        budget = await self.resolve_budget(signal=signal)
+        raise_if_aborted(signal)
+        (snapshot,) = await self._read_all([reference], signal)
+        raise_if_aborted(signal)
+        shown = _label_of(reference)
+        retained = self._retain(snapshot, shown, budget)
+        conversation = retained.data["conversation"]
+        stats = retained.stats
+        return ReferencePreview(
+            session_id=reference.session_id,
+            label=shown,
+            captured_through_seq=snapshot.get("capturedThroughSeq"),
+            budget_bytes=budget,
+            message_count=stats.original_messages,
+            retained_messages=stats.retained_messages,
+            omitted_messages=stats.omitted_messages,
+            retained_bytes=retained.data_bytes,
+            omitted_bytes=stats.omitted_bytes,
+            truncated=stats.truncated,
+            compacted=stats.compacted,
+            first_line=_short_line(conversation[0]["text"], last=False) if conversation else None,
+            last_line=_short_line(conversation[-1]["text"], last=True) if conversation else None,
+        )
