@@ -1,0 +1,28 @@
+"""The one error type the agent runtime raises at its callers, with stable codes."""
+
+from __future__ import annotations
+
+from typing import Final
+
+AGENT_READ_ONLY: Final = "AGENT_READ_ONLY"
+AGENT_INVALID_MESSAGE: Final = "AGENT_INVALID_MESSAGE"
+AGENT_EMPTY_MESSAGE: Final = "AGENT_EMPTY_MESSAGE"
+AGENT_NOTHING_TO_COMPACT: Final = "AGENT_NOTHING_TO_COMPACT"
+AGENT_NO_EVENT_LOOP: Final = "AGENT_NO_EVENT_LOOP"
+
+# Codes that only ever appear in a logged ``turn/end`` (``errorCode``), never raised.
+AGENT_PRE_STEP_FAILED: Final = "AGENT_PRE_STEP_FAILED"
+AGENT_MODEL_FAILED: Final = "AGENT_MODEL_FAILED"
+AGENT_STORE_FAILED: Final = "AGENT_STORE_FAILED"
+
+
+class AgentError(Exception):
+    """A request to the agent could not be accepted; nothing was queued or written.
+
+    ``code`` is one of the ``AGENT_*`` constants, ``message`` is a sentence for people.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
