@@ -1,0 +1,151 @@
+"""`sessionref sessions | show | mention` through the real entry point, text and JSON, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_store import HERE, HOSTILE_ID
+from sessionref.uri import parse_session_reference_text
+from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_sessions_json_ranks_the_cwd_first_then_cwdless_then_others(store_root: Path, capsys) -> None:
+    code, out, _err = run(capsys, "sessions", "--store", str(store_root), "--cwd", HERE, "--json")
+    assert code == EXIT_OK
+    rows = json.loads(out)
+    assert [row["sessionId"] for row in rows] == ["alpha", HOSTILE_ID, "beta"]
+    assert rows[0]["label"] == "ABNF parser notes"
+    assert rows[0]["sameWorkspace"] is True and rows[2]["sameWorkspace"] is False
+    assert parse_session_reference_text(rows[0]["mention"]).references[0].session_id == "alpha"
+
+
+def test_sessions_query_and_limit_filter_like_completion(store_root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "sessions", "abnf", "--store", str(store_root), "--json")
+    assert code == EXIT_OK
+    assert [row["sessionId"] for row in json.loads(out)] == ["alpha"]
+    code, out, _ = run(capsys, "sessions", "--store", str(store_root), "--limit", "1", "--cwd", "/srv/other",
+                       "--json")
+    assert [row["sessionId"] for row in json.loads(out)] == ["beta"]
+
+
+def test_sessions_table_is_inert(store_root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "sessions", "--store", str(store_root), "--cwd", HERE)
+    assert code == EXIT_OK
+    assert "ABNF parser notes" in out
+    assert "\x1b" not in out
+    assert "hostile\\x1b[31m" in out
+    assert "(no cwd)" in out
+
+
+def test_sessions_with_no_match_prints_nothing_on_stdout(store_root: Path, capsys) -> None:
+    code, out, err = run(capsys, "sessions", "zzz-nothing", "--store", str(store_root))
+    assert (code, out) == (EXIT_OK, "")
+    assert "no matching sessions" in err
+
+
+def test_show_prints_the_projected_conversation(store_root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "show", "alpha", "--store", str(store_root))
+    assert code == EXIT_OK
+    assert out.startswith("# ABNF parser notes\n")
+    assert "you ›\nHow do I parse ABNF?" in out
+    assert "assistant ›\nUse a grammar." in out
+
+
+def test_show_json_has_the_conversation_and_capture_point(store_root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "show", "alpha", "--store", str(store_root), "--json")
+    assert code == EXIT_OK
+    shown = json.loads(out)
+    assert shown["sessionId"] == "alpha" and shown["cwd"] == HERE
+    assert shown["conversation"] == [
+        {"role": "user", "text": "How do I parse ABNF?", "checkpoint": False},
+        {"role": "assistant", "text": "Use a grammar.", "checkpoint": False},
+    ]
+    assert isinstance(shown["capturedThroughSeq"], int)
+
+
+def test_show_makes_hostile_ids_and_text_inert(store_root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "show", HOSTILE_ID, "--store", str(store_root))
+    assert code == EXIT_OK
+    assert "\x1b" not in out and "\x07" not in out
+    assert "evil \\x1b]0;pwned\\x07 text" in out
+    code, out, _ = run(capsys, "show", HOSTILE_ID, "--store", str(store_root), "--json")
+    assert "\x1b" not in out
+    assert json.loads(out)["conversation"][0]["text"] == "evil \x1b]0;pwned\x07 text"
+
+
+def test_mention_prints_the_canonical_token_with_the_title(store_root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "mention", "alpha", "--store", str(store_root))
+    assert code == EXIT_OK
+    parsed = parse_session_reference_text(out.strip())
+    assert parsed.text == "@ABNF parser notes"
+    assert parsed.references[0].session_id == "alpha"
+
+
+def test_mention_keeps_the_raw_id_in_the_uri_but_an_inert_label(store_root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "mention", HOSTILE_ID, "--label", "x\x1b[2J", "--store", str(store_root),
+                       "--json")
+    assert code == EXIT_OK
+    shown = json.loads(out)
+    assert shown["label"] == "x\\x1b[2J"
+    reference = parse_session_reference_text(shown["mention"]).references[0]
+    assert reference.session_id == HOSTILE_ID
+
+
+@pytest.mark.parametrize("command", ["show", "mention"])
+def test_unknown_session_exits_1_with_code_on_stderr_and_json_error(store_root: Path, capsys,
+                                                                     command: str) -> None:
+    code, out, err = run(capsys, command, "nope", "--store", str(store_root))
+    assert code == EXIT_FAILED and out == ""
+    assert "STORE_SESSION_NOT_FOUND" in err and "Traceback" not in err
+    code, out, err = run(capsys, command, "nope", "--store", str(store_root), "--json")
+    assert code == EXIT_FAILED
+    assert json.loads(out)["error"]["code"] == "STORE_SESSION_NOT_FOUND"
+
+
+def test_missing_store_directory_is_an_operation_error(tmp_path: Path, capsys) -> None:
+    code, _out, err = run(capsys, "sessions", "--store", str(tmp_path / "absent"))
+    assert code == EXIT_FAILED
+    assert "CLI_STORE_NOT_FOUND" in err
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["frobnicate"],
+    ["sessions", "--limit", "0"],
+    ["sessions", "--limit", "many"],
+    ["show"],
+    ["prepare", "hello"],
+])
+def test_usage_errors_exit_2(argv: list[str], capsys) -> None:
+    code, _out, err = run(capsys, *argv)
+    assert code == EXIT_USAGE
+    assert "usage:" in err
+
+
+@pytest.mark.parametrize("command", ["chat", "demo", "repl", "sessions", "show", "mention", "prepare"])
+def test_every_subcommand_has_help_with_store(command: str, capsys) -> None:
+    code, out, _ = run(capsys, command, "--help")
+    assert code == EXIT_OK
+    assert "--store" in out and "DSH" in out
+
+
+def test_top_level_help_lists_every_subcommand(capsys) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == EXIT_OK
+    for command in ("chat", "demo", "repl", "sessions", "show", "mention", "prepare"):
+        assert f"sessionref {command}" in out
+
+
+def test_default_store_comes_from_sessionref_home(store_root: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("SESSIONREF_HOME", str(store_root))
+    code, out, _ = run(capsys, "sessions", "--json")
+    assert code == EXIT_OK
+    assert {row["sessionId"] for row in json.loads(out)} == {"alpha", "beta", HOSTILE_ID}
