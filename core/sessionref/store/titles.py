@@ -33,6 +33,7 @@ _INVISIBLE = frozenset(
     "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u206a\u206b\u206c\u206d\u206e\u206f"
     "\ufeff\u00ad\u180e\ufff9\ufffa\ufffb"
 )
+_WHITESPACE_CONTROLS = frozenset("\t\n\v\f\r")
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 
@@ -41,8 +42,9 @@ def _is_stripped(char: str) -> bool:
         return True
     category = unicodedata.category(char)
     # Cc: C0/C1 controls and DEL; Cf: remaining format characters; Cs: lone surrogates.
-    # Whitespace controls (tab, newline, ...) are kept here and collapsed to a space later.
-    return (category in ("Cc", "Cf", "Cs")) and not char.isspace()
+    # Only tab, newline, vertical tab, form feed and carriage return (whitespace in JavaScript
+    # too) are kept here, to be collapsed to a space; NEL and the separators U+001C-U+001F go.
+    return category in ("Cc", "Cf", "Cs") and char not in _WHITESPACE_CONTROLS
 
 
 def _clip_to_bytes(text: str, budget: int) -> str:
