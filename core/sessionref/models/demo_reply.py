@@ -56,6 +56,16 @@ def is_snapshot_text(content: str) -> bool:
     return content.lstrip().startswith(SNAPSHOT_HEADING) and SNAPSHOT_OPEN in content
 
 
+def is_checkpoint_text(content: str) -> bool:
+    """True when a message is a compaction summary (DSH's ``<compacted-summary>`` or our demo's own)."""
+    return COMPACTED_MARK in content or _DEMO_SUMMARY_START.match(content) is not None
+
+
+def _is_direct(role: str, content: str) -> bool:
+    """A message a person wrote: a user message that is neither a snapshot nor a checkpoint."""
+    return role == "user" and not is_snapshot_text(content) and not is_checkpoint_text(content)
+
+
 def scan_snapshot(content: str) -> SnapshotScan:
     """Parse the tag-safe JSON of a snapshot message (and its omission notices, if any)."""
     start = content.find(SNAPSHOT_OPEN)
@@ -114,7 +124,7 @@ def _session_view(entry: Any, notices: dict[str, int]) -> ReferencedSessionView 
         label=label,
         message_count=len(items),
         truncated=session_id in notices or any(OMISSION_NOTICE_MARK in text for text in texts),
-        compacted=any(COMPACTED_MARK in text or _DEMO_SUMMARY_START.match(text) for text in texts),
+        compacted=any(is_checkpoint_text(text) for text in texts),
         omitted_messages=notices.get(session_id),
         latest_role=str(latest.get("role")) if latest is not None else None,
         latest_text=latest_text if isinstance(latest_text, str) else None,
@@ -147,6 +157,8 @@ def compose_demo_reply(messages: Sequence[dict[str, Any]]) -> str:
     earlier_count = sum(1 for r, c, _ in earlier if r == "user" and is_snapshot_text(c))
     if earlier_count:
         lines.append(f"- Earlier in this conversation: {earlier_count} snapshot message(s), still in view.")
+    if any(role == "user" and is_checkpoint_text(content) for role, content, _ in pairs):
+        lines.append("- This session was compacted: I see a summary in place of its earlier messages.")
     lines.append("")
     lines.extend(_question_lines(pairs, current, replied_before=last_reply >= 0))
     lines.append("")
@@ -192,9 +204,9 @@ def _view_lines(view: ReferencedSessionView) -> list[str]:
 def _question_lines(
     pairs: list[tuple[str, str, bool]], current: list[tuple[str, str, bool]], *, replied_before: bool
 ) -> list[str]:
-    direct_now = [(c, steered) for r, c, steered in current if r == "user" and not is_snapshot_text(c)]
+    direct_now = [(c, steered) for r, c, steered in current if _is_direct(r, c)]
     if not direct_now:
-        direct_all = [c for r, c, _ in pairs if r == "user" and not is_snapshot_text(c)]
+        direct_all = [c for r, c, _ in pairs if _is_direct(r, c)]
         if not direct_all:
             return ["**Your message:** I did not receive a message from you to answer."]
         return [f"**Your last message:** “{inert_markdown(direct_all[-1])}”"]
