@@ -64,12 +64,14 @@ class RetainedReference:
     `data` is the JSON-ready snapshot object that goes into the prompt and
     `data_bytes` the UTF-8 size of its tag-safe JSON text (never above the
     budget). `full_data` has the same shape over the whole untruncated projection.
+    `kept_indices` are the positions, in the projection, of the messages in `data`.
     """
 
     data: dict[str, Any]
     stats: RetentionStats
     full_data: dict[str, Any]
     data_bytes: int
+    kept_indices: tuple[int, ...]
 
 
 def snapshot_data(
@@ -161,7 +163,7 @@ def retain_projected_items(
     )
     everything = list(zip(roles, texts, strict=True))
     full_data = snapshot_data(session_id, label, cwd, captured_through_seq, everything)
-    return RetainedReference(data, stats, full_data, size)
+    return RetainedReference(data, stats, full_data, size, tuple(kept))
 
 
 def retain_referenced_session(

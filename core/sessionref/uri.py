@@ -133,11 +133,13 @@ def decode_session_reference_uri(uri: str) -> str:
     try:
         raw = _lenient_base64url(payload)
     except (binascii.Error, ValueError) as error:  # unreachable after the regex check; kept defensive
-        raise _invalid_uri(uri, ContractSyntaxError(str(error))) from error
+        cause = ContractSyntaxError(str(error))
+        raise _invalid_uri(uri, cause) from cause
     try:
         value = js_json_parse(raw.decode("utf-8", "replace"))
     except ValueError as error:
-        raise _invalid_uri(uri, ContractSyntaxError(str(error))) from error
+        cause = ContractSyntaxError(str(error))
+        raise _invalid_uri(uri, cause) from cause
     if not isinstance(value, str):
         raise _invalid_uri(uri, ContractTypeError("decoded session id is not a string"))
     if encode_session_reference_uri(value) != uri:
