@@ -119,6 +119,58 @@ def _short_line(text: str, *, last: bool) -> str:
     return line
 
 
+@dataclass(frozen=True, slots=True)
+class CapturedReference:
+    """One source as captured by `prepare`: its reference, raw snapshot, retention and input index."""
+
+    reference: SessionReference
+    snapshot: Mapping[str, Any]
+    retained: RetainedReference
+    input_index: int
+
+
+async def _full_snapshot(
+    store: SpillStore | None, target_id: str, captured: CapturedReference
+) -> dict[str, Any]:
+    """Save one full transcript and describe the outcome (`saved` or `unavailable` with a reason)."""
+    if store is None:
+        return unavailable_snapshot(UNAVAILABLE_NO_STORE)
+    transcript = render_transcript(captured.retained.full_data, captured_format_version(captured.snapshot))
+    reference = captured.reference
+    try:
+        saved = await store.save_text(
+            SpillOwner(target_id),
+            SpillSource(reference.session_id, _label_of(reference)),
+            f"session-reference-{captured.input_index + 1}.txt",
+            transcript,
+        )
+    except Exception:
+        return unavailable_snapshot(UNAVAILABLE_SAVE_FAILED)
+    return saved_snapshot(saved)
+
+
+async def omission_notices(
+    store: SpillStore | None, target_id: str, captured: Sequence[CapturedReference]
+) -> list[dict[str, Any]]:
+    """Notices for the truncated references, saving each one's full transcript (in parallel).
+
+    Intact references get no notice and no save. A failing store never fails the
+    preparation: its notice says `save-failed`; without a store, `storage-not-configured`.
+    """
+    truncated = [item for item in captured if item.retained.stats.truncated]
+    outcomes = await asyncio.gather(*(_full_snapshot(store, target_id, item) for item in truncated))
+    return [
+        omission_notice(
+            item.reference.session_id,
+            item.snapshot.get("capturedThroughSeq"),
+            item.retained.stats.omitted_messages,
+            item.retained.stats.omitted_bytes,
+            outcome,
+        )
+        for item, outcome in zip(truncated, outcomes, strict=True)
+    ]
+
+
 class SessionReferences:
     """The reference service over a `SessionQuery` (any backend).
 
@@ -220,53 +272,6 @@ class SessionReferences:
             raise budget_exceeded()
         return retained
 
-    async def _full_snapshot(
-        self,
-        agent_id: str,
-        reference: SessionReference,
-        snapshot: SurfaceSnapshot,
-        retained: RetainedReference,
-        input_index: int,
-    ) -> dict[str, Any]:
-        if self.spill_store is None:
-            return unavailable_snapshot(UNAVAILABLE_NO_STORE)
-        transcript = render_transcript(retained.full_data, captured_format_version(snapshot))
-        try:
-            saved = await self.spill_store.save_text(
-                SpillOwner(agent_id),
-                SpillSource(reference.session_id, _label_of(reference)),
-                f"session-reference-{input_index + 1}.txt",
-                transcript,
-            )
-        except Exception:
-            return unavailable_snapshot(UNAVAILABLE_SAVE_FAILED)
-        return saved_snapshot(saved)
-
-    async def _omission_notices(
-        self,
-        agent_id: str,
-        references: Sequence[SessionReference],
-        snapshots: Sequence[SurfaceSnapshot],
-        retained: Sequence[RetainedReference],
-    ) -> list[dict[str, Any]]:
-        truncated = [index for index, item in enumerate(retained) if item.stats.truncated]
-        outcomes = await asyncio.gather(
-            *(
-                self._full_snapshot(agent_id, references[index], snapshots[index], retained[index], index)
-                for index in truncated
-            )
-        )
-        return [
-            omission_notice(
-                references[index].session_id,
-                snapshots[index].get("capturedThroughSeq"),
-                retained[index].stats.omitted_messages,
-                retained[index].stats.omitted_bytes,
-                outcome,
-            )
-            for index, outcome in zip(truncated, outcomes, strict=True)
-        ]
-
     async def prepare(
         self,
         agent: Any,
@@ -292,19 +297,20 @@ class SessionReferences:
         raise_if_aborted(signal)
         snapshots = await self._read_all(refs, signal)
         raise_if_aborted(signal)
-        retained = [
-            self._retain(snapshot, _label_of(reference), budget)
-            for reference, snapshot in zip(refs, snapshots, strict=True)
+        captured = [
+            CapturedReference(ref, snapshot, self._retain(snapshot, _label_of(ref), budget), index)
+            for index, (ref, snapshot) in enumerate(zip(refs, snapshots, strict=True))
         ]
         notices: list[dict[str, Any]] = []
         if self.profile != "rc8":
-            notices = await race(self._omission_notices(agent.id, refs, snapshots, retained), signal)
+            notices = await race(omission_notices(self.spill_store, agent.id, captured), signal)
             raise_if_aborted(signal)
         records = [
-            reference_record(reference, snapshot, item, index, self.profile)
-            for index, (reference, snapshot, item) in enumerate(zip(refs, snapshots, retained, strict=True))
+            reference_record(item.reference, item.snapshot, item.retained, item.input_index, self.profile)
+            for item in captured
         ]
-        message = context_message(render_prompt(retained, notices), records)
+        prompt = render_prompt([item.retained for item in captured], notices)
+        message = context_message(prompt, records)
         return PreparedReferencedMessage(accepted, message, records)
 
     async def prepare_text(
