@@ -15,6 +15,8 @@ PLAIN_WORDS: dict[str, str] = {
     "SESSION_REFERENCE_CANCELLED": "Sending was cancelled",
     "SESSION_REFERENCE_INVALID_CONFIG": "The reference settings are invalid",
     "STORE_READ_ONLY": "This session is read-only",
+    "AGENT_READ_ONLY": "This session is read-only (a compressed DSH log); start a new session to reply",
+    "AGENT_EMPTY_MESSAGE": "There is nothing to send",
     "STORE_SESSION_NOT_FOUND": "The session no longer exists",
     "STORE_UNREADABLE": "The session store could not be read",
     "STORE_INVALID_LOG": "A session log is damaged",

@@ -129,20 +129,32 @@ class AssistantReply(Vertical):
     def __init__(self, text: str = "") -> None:
         super().__init__(classes="assistant-reply")
         self.text = text
+        self._shown: str | None = None
 
     def compose(self) -> ComposeResult:
+        self._shown = self.text
         yield Markdown(markdown_safe(self.text))
 
     def append_text(self, delta: str) -> None:
         """Add a streamed fragment to the end of the reply."""
         self.text += delta
-        self.query_one(Markdown).append(markdown_safe(delta))
+        self._sync()
 
     def finish(self, text: str) -> None:
         """Settle on the final text of the reply (only re-rendered when it differs from what streamed)."""
-        if text != self.text:
-            self.text = text
-            self.query_one(Markdown).update(markdown_safe(text))
+        self.text = text
+        self._sync()
+
+    def _sync(self) -> None:
+        # Before compose there is nothing to update: compose renders `self.text` itself.
+        if self._shown is None or self._shown == self.text:
+            return
+        markdown = self.query_one(Markdown)
+        if self.text.startswith(self._shown):
+            markdown.append(markdown_safe(self.text[len(self._shown) :]))
+        else:
+            markdown.update(markdown_safe(self.text))
+        self._shown = self.text
 
 
 class TurnNote(Static):
@@ -175,7 +187,7 @@ class Transcript(VerticalScroll):
             self.mount(TurnNote(Content.styled(f"{skipped:,} earlier log rows not shown", "dim")))
         self.apply(pending[skipped:])
         if self._message_count == 0:
-            self.mount(Static(Content(WELCOME_TEXT), classes="welcome", id="welcome"))
+            self.mount(Static(Content(WELCOME_TEXT), classes="welcome"))
         self.anchor()
 
     def apply(self, events: list[dict[str, Any]]) -> None:
@@ -184,7 +196,7 @@ class Transcript(VerticalScroll):
             self._apply_one(event)
 
     def _mount_row(self, row: Static | Vertical) -> None:
-        for welcome in self.query("#welcome"):
+        for welcome in self.query(".welcome"):
             welcome.remove()
         self._message_count += 1
         self.mount(row)

@@ -1,0 +1,112 @@
+"""Build a `SessionrefApp` over a seeded temporary store, deterministic enough for SVG snapshots.
+
+Ids come from the demo seeding (uuid5 of fixed names), ages from a fixed clock,
+and the model is either the instant demo model or a `GatedModel` that holds the
+agent in `running` until the test releases it (no sleeps anywhere).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sessionref.models import DemoModel
+from sessionref.settings import load_settings
+from sessionref.store import SessionStore, open_store
+from sessionref.workspace import Workspace
+from sessionref_tui.app import SessionrefApp
+from sessionref_tui.demo import demo_session_id, seed_demo_store
+
+FIXED_NOW_MS = 1_800_000_000_000
+"""The clock every factory app reads: ages in the sidebar and popup never drift between runs."""
+
+PROJECT_CWD = "/home/ana/src/payments"
+"""The workspace folder of the factory app ("This folder" in the sidebar)."""
+
+
+class GatedModel:
+    """Streams its first word, then waits for `release` before the rest: the agent stays `running`.
+
+    `started` is set once a reply has begun; `calls` records every conversation it was given.
+    """
+
+    def __init__(self, words: Iterable[str] = ("Looking", " at", " it", " now.")) -> None:
+        self.name = "gated model"
+        self.provider = "test"
+        self.model = "gated"
+        self.context_window: int | None = None
+        self.words = list(words)
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.calls: list[list[dict[str, Any]]] = []
+
+    async def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
+        """Yield the first word, signal `started`, wait for `release`, then yield the rest."""
+        self.calls.append(messages)
+        yield self.words[0]
+        self.started.set()
+        await self.release.wait()
+        for word in self.words[1:]:
+            yield word
+
+    async def summarize(self, messages: list[dict[str, Any]]) -> str:
+        """A fixed summary."""
+        return f"Summary of {len(messages)} messages."
+
+
+class FailingModel(GatedModel):
+    """Raises a ModelError as soon as it is asked to reply."""
+
+    async def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
+        """Fail at once with a coded error."""
+        from sessionref.models import ModelError
+
+        raise ModelError("MODEL_AUTH", "the API key was rejected")
+        yield ""  # pragma: no cover - makes this an async generator
+
+
+@dataclass
+class Harness:
+    """An app, its workspace and the seeded session ids (the last one is the current session)."""
+
+    app: SessionrefApp
+    workspace: Workspace
+    store: SessionStore
+    session_ids: list[str]
+
+    @property
+    def current_id(self) -> str:
+        """The session the app opens."""
+        return self.session_ids[-1]
+
+    def events(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """The raw log of a session (the current one by default)."""
+        return self.store.read_log(session_id or self.current_id)[1]
+
+
+def session_id_for(name: str) -> str:
+    """The id of the seeded demo session `name` (retry, index, release, migration, incident, ...)."""
+    return demo_session_id(name)
+
+
+def build_harness(
+    root: Path, *, model: Any | None = None, show_inspector: bool = False, seed: bool = True
+) -> Harness:
+    """A seeded store under `root`, a workspace in PROJECT_CWD and an app on the fresh current session."""
+    store = open_store(root)
+    session_ids = seed_demo_store(store, PROJECT_CWD, now_ms=FIXED_NOW_MS) if seed else []
+    if not seed:
+        session_ids = [store.create_session(cwd=PROJECT_CWD, created_at=FIXED_NOW_MS).id]
+    settings = load_settings({}, store_root=root)
+    workspace = Workspace(store, model or DemoModel(pace=0), cwd=PROJECT_CWD, settings=settings)
+    app = SessionrefApp(
+        workspace,
+        session_id=session_ids[-1],
+        clock=lambda: FIXED_NOW_MS,
+        owns_workspace=True,
+        show_inspector=show_inspector,
+    )
+    return Harness(app=app, workspace=workspace, store=store, session_ids=session_ids)

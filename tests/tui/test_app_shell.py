@@ -1,0 +1,149 @@
+"""The app shell with Pilot: sidebar grouping and switching, new session, rename, compact, toggles, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_factory import PROJECT_CWD, FailingModel, build_harness, session_id_for
+from sessionref_tui.widgets.inspector import Inspector
+from sessionref_tui.widgets.sidebar import Sidebar
+from sessionref_tui.widgets.status_bar import StatusBar
+from sessionref_tui.widgets.transcript import (
+    AssistantReply,
+    CheckpointView,
+    Transcript,
+    TurnNote,
+    UserMessageView,
+)
+from textual.widgets import OptionList
+
+
+def option_ids(option_list: OptionList) -> list[str | None]:
+    return [option_list.get_option_at_index(index).id for index in range(option_list.option_count)]
+
+
+async def test_sidebar_lists_this_folder_first_then_others(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        sidebar = pilot.app.query_one(Sidebar)
+        ids = [entry for entry in option_ids(sidebar.query_one(OptionList)) if entry is not None]
+        here = [session_id_for(name) for name in ("retry", "index", "release")]
+        others = ("migration", "incident", "hostile", "untitled", "trip")
+        elsewhere = [session_id_for(name) for name in others]
+        assert ids == [harness.current_id, *here, *elsewhere]
+
+
+async def test_selecting_a_session_in_the_sidebar_switches_to_it(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    target = session_id_for("retry")
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        option_list = pilot.app.query_one(Sidebar).query_one(OptionList)
+        option_list.highlighted = option_list.get_option_index(target)
+        option_list.action_select()
+        await pilot.pause()
+        assert pilot.app.current_session_id == target
+        prompts = [view.text for view in pilot.app.query(UserMessageView)]
+        assert prompts[0].startswith("The payments retry test fails")
+        assert len(pilot.app.query(AssistantReply)) == 3
+        status = pilot.app.query_one(StatusBar).info
+        assert status is not None and status.title == "Fix flaky retry test in payments"
+
+
+async def test_switcher_finds_a_session_by_title(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        await pilot.press(*"postgres")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        assert pilot.app.current_session_id == session_id_for("migration")
+
+
+async def test_new_session_opens_an_empty_session_in_this_folder(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("ctrl+n")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        new_id = pilot.app.current_session_id
+        assert new_id not in harness.session_ids
+        assert harness.store.record(new_id).cwd == PROJECT_CWD
+        assert pilot.app.query_one(Transcript).query(".welcome")
+        sidebar_ids = option_ids(pilot.app.query_one(Sidebar).query_one(OptionList))
+        assert new_id in sidebar_ids
+
+
+async def test_rename_writes_the_title_and_updates_status_and_sidebar(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("ctrl+a", "ctrl+k")
+        await pilot.press(*"Budget planning")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert harness.store.title(harness.current_id) == "Budget planning"
+        info = pilot.app.query_one(StatusBar).info
+        assert info is not None and info.title == "Budget planning"
+        assert ("session/title", "user") in pilot.app.query_one(Inspector).order()
+
+
+async def test_rename_cancelled_with_escape_changes_nothing(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press(*"nope", "escape")
+        await pilot.pause()
+        assert harness.store.title(harness.current_id) == "Try @ mentions here"
+
+
+async def test_compact_writes_a_checkpoint_shown_in_the_transcript(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    target = session_id_for("retry")
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        pilot.app.open_session(target)
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        kinds = [
+            (event["data"].get("source") or {}).get("plugin")
+            for event in harness.events(target)
+            if event["type"] == "user/message"
+        ]
+        assert kinds[-1] == "compact"
+        assert len(pilot.app.query(CheckpointView)) == 1
+
+
+async def test_toggles_hide_and_show_inspector_and_sidebar(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        inspector = pilot.app.query_one(Inspector)
+        sidebar = pilot.app.query_one(Sidebar)
+        assert not inspector.display
+        await pilot.press("ctrl+t")
+        assert inspector.display
+        await pilot.press("ctrl+b")
+        assert not sidebar.display
+        await pilot.press("ctrl+t", "ctrl+b")
+        assert not inspector.display and sidebar.display
+
+
+async def test_model_error_is_shown_as_a_failed_turn(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, model=FailingModel())
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await harness.workspace.submit(pilot.app.agent, "hello?")
+        await pilot.app.agent.wait_idle()
+        await pilot.pause()
+        notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
+        assert any("Turn failed" in note and "API key was rejected" in note for note in notes)

@@ -1,0 +1,364 @@
+"""The sessionref Textual app: sidebar, transcript, composer, inspector, status bar and footer.
+
+The app is a thin shell over a `Workspace`: every send goes through
+`Workspace.submit` (the same path the line mode uses), every view is rebuilt from
+the store's log events (the store's `subscribe` keeps them live), and nothing the
+user typed is dropped: the composer keeps the draft until the send has been queued.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from sessionref.errors import SessionReferenceError
+from sessionref.signal import AbortSignal
+from sessionref.workspace import Workspace
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Footer
+
+from sessionref_tui.display import inert
+from sessionref_tui.palette import AppCommands, SessionSwitcher
+from sessionref_tui.screens.rename import RenameScreen
+from sessionref_tui.submit_errors import describe_send_error
+from sessionref_tui.widgets.inspector import Inspector
+
+try:
+    from sessionref_tui.widgets.composer import Composer
+except ImportError:  # until the real composer lands
+    from sessionref_tui.widgets.composer_placeholder import PlaceholderComposer as Composer
+from sessionref_tui.widgets.mention_source import WorkspaceMentionSource
+from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
+from sessionref_tui.widgets.status_bar import StatusBar, StatusInfo
+from sessionref_tui.widgets.transcript import Transcript
+
+SIDEBAR_LIMIT = 200
+"""The sidebar lists at most this many sessions (this folder first); the switcher searches them all."""
+
+Clock = Callable[[], int]
+"""Returns "now" in milliseconds since the epoch (injected in tests so ages are stable)."""
+
+
+def system_clock() -> int:
+    """The wall clock in milliseconds."""
+    return int(time.time() * 1000)
+
+
+class LogAppended(Message):
+    """The store appended `events` to `session_id` (posted from the store's listener)."""
+
+    def __init__(self, session_id: str, events: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.events = events
+
+
+class AgentStatusChanged(Message):
+    """The current agent went idle or started running."""
+
+    def __init__(self, session_id: str, status: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.status = status
+
+
+class SessionrefApp(App[None]):
+    """Chat with `@` session mentions over one `Workspace`.
+
+    `session_id` opens that session; otherwise a new session is created in the
+    workspace's cwd. `clock` feeds the relative ages. With `owns_workspace`, the
+    workspace is closed when the app exits.
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "sessionref"
+    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (90, "-wide")]
+    COMMANDS: ClassVar = App.COMMANDS | {AppCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+n", "new_session", "New"),
+        Binding("ctrl+o", "switch_session", "Switch"),
+        Binding("ctrl+r", "rename", "Rename"),
+        Binding("ctrl+l", "compact", "Compact"),
+        Binding("ctrl+t", "toggle_inspector", "Inspector"),
+        Binding("ctrl+b", "toggle_sidebar", "Sidebar"),
+        Binding("escape", "cancel", "Cancel send"),
+        Binding("escape", "stop_turn", "Stop reply"),
+    ]
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        session_id: str | None = None,
+        clock: Clock | None = None,
+        owns_workspace: bool = False,
+        show_inspector: bool = False,
+    ) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.now_ms: Clock = clock or system_clock
+        self.current_session_id: str | None = None
+        self._initial_session_id = session_id
+        self._owns_workspace = owns_workspace
+        self._show_inspector = show_inspector
+        self._agent: Any = None
+        self._last_seq: int = -1
+        self._submit_signal: AbortSignal | None = None
+        self._activity = ""
+        self._unsubscribe_store: Callable[[], None] | None = None
+        self._unsubscribe_status: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            yield Sidebar(id="sidebar")
+            with Vertical(id="chat"):
+                yield Transcript(id="transcript")
+                yield Composer(WorkspaceMentionSource(self), now_ms=self.now_ms, id="composer")
+            yield Inspector(id="inspector")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.query_one("#inspector").display = self._show_inspector
+        store = self.workspace.store
+        self._unsubscribe_store = store.subscribe(self._store_listener)
+        if self._initial_session_id is not None:
+            agent = self.workspace.agent(self._initial_session_id)
+        else:
+            agent = self.workspace.new_session()
+        self._open_agent(agent)
+        self.query_one(Composer).focus()
+
+    async def on_unmount(self) -> None:
+        if self._unsubscribe_status is not None:
+            self._unsubscribe_status()
+        if self._unsubscribe_store is not None:
+            self._unsubscribe_store()
+        if self._owns_workspace:
+            await self.workspace.close()
+
+    # ------------------------------------------------------------ the session
+
+    @property
+    def agent(self) -> Any:
+        """The agent of the session on screen."""
+        return self._agent
+
+    def open_session(self, session_id: str) -> None:
+        """Show `session_id` (its agent is created on first use and cached by the workspace)."""
+        if session_id != self.current_session_id:
+            self._open_agent(self.workspace.agent(session_id))
+
+    def _open_agent(self, agent: Any) -> None:
+        if self._unsubscribe_status is not None:
+            self._unsubscribe_status()
+        self._agent = agent
+        self.current_session_id = agent.id
+        session_id = agent.id
+        self._unsubscribe_status = agent.on_status(
+            lambda status: self.post_message(AgentStatusChanged(session_id, status))
+        )
+        _header, events = self.workspace.store.read_log(agent.id)
+        self._last_seq = max((event.get("seq", -1) for event in events), default=-1)
+        self.query_one(Transcript).load(events)
+        self.query_one(Inspector).reset(events)
+        self.query_one(Composer).clear_error()
+        self._refresh_status()
+        self.refresh_sidebar()
+        self.refresh_bindings()
+
+    def _store_listener(self, session_id: str, events: list[dict[str, Any]]) -> None:
+        # May run in whichever thread appended; post_message is thread-safe and keeps order.
+        self.post_message(LogAppended(session_id, list(events)))
+
+    @on(LogAppended)
+    def _log_appended(self, message: LogAppended) -> None:
+        if message.session_id != self.current_session_id:
+            if any(event.get("type") == "session/title" for event in message.events):
+                self.refresh_sidebar()
+            return
+        fresh = [event for event in message.events if event.get("seq", -1) > self._last_seq]
+        if not fresh:
+            return
+        self._last_seq = max(event.get("seq", -1) for event in fresh)
+        self.query_one(Transcript).apply(fresh)
+        self.query_one(Inspector).add_events(fresh)
+        if any(event.get("type") == "session/title" for event in fresh):
+            self._refresh_status()
+            self.refresh_sidebar()
+
+    @on(AgentStatusChanged)
+    def _agent_status_changed(self, message: AgentStatusChanged) -> None:
+        if message.session_id == self.current_session_id:
+            self._refresh_status()
+            self.refresh_bindings()
+
+    def _refresh_status(self) -> None:
+        if self._agent is None:
+            return
+        store = self.workspace.store
+        self.query_one(StatusBar).show(
+            StatusInfo(
+                session_id=self._agent.id,
+                title=store.title(self._agent.id),
+                cwd=self._agent.cwd,
+                agent_status=self._agent.status,
+                model_name=self.workspace.model.name,
+                activity=self._activity,
+            )
+        )
+
+    def _set_activity(self, activity: str) -> None:
+        self._activity = activity
+        self._refresh_status()
+
+    @work(group="sidebar", exclusive=True, exit_on_error=False)
+    async def refresh_sidebar(self) -> None:
+        """Reload the sidebar from the discovery index (this folder first, newest first)."""
+        store = self.workspace.store
+        current = self.current_session_id or ""
+        found = list(
+            await store.search_candidates(
+                exclude_id=current, target_cwd=self.workspace.cwd, needle="", limit=SIDEBAR_LIMIT
+            )
+        )
+        entries = [SidebarEntry(record.id, label, record.cwd, record.created_at) for record, label in found]
+        if current:
+            record = store.record(current)
+            entries.append(SidebarEntry(record.id, store.title(current), record.cwd, record.created_at))
+        entries.sort(key=lambda entry: (-entry.created_at, entry.session_id))
+        self.query_one(Sidebar).show_sessions(
+            entries,
+            cwd=self.workspace.cwd,
+            current_id=self.current_session_id,
+            now_ms=self.now_ms(),
+            more=len(found) >= SIDEBAR_LIMIT,
+        )
+
+    @on(Sidebar.SessionSelected)
+    def _sidebar_selected(self, message: Sidebar.SessionSelected) -> None:
+        self.open_session(message.session_id)
+        self.query_one(Composer).focus()
+
+    # ------------------------------------------------------------------ submit
+
+    @on(Composer.Submitted)
+    def _composer_submitted(self, message: Composer.Submitted) -> None:
+        message.stop()
+        if not message.value.strip() or self._submit_signal is not None:
+            return
+        self._submit_signal = AbortSignal()
+        self._send(message.value, self._submit_signal)
+
+    @work(group="submit", exit_on_error=False)
+    async def _send(self, value: str, signal: AbortSignal) -> None:
+        """Prepare and deliver `value`; on any failure the draft stays exactly as typed."""
+        composer = self.query_one(Composer)
+        composer.clear_error()
+        composer.set_busy(True, "Preparing references… (Esc cancels)")
+        self.refresh_bindings()
+        try:
+            await self.workspace.submit(self._agent, value, signal=signal)
+        except SessionReferenceError as error:
+            composer.show_error(describe_send_error(str(error.code), error.message))
+        except Exception as error:  # a store or settings failure must not take the draft with it
+            code = getattr(error, "code", type(error).__name__)
+            composer.show_error(describe_send_error(str(code), getattr(error, "message", str(error))))
+        else:
+            composer.clear_if_unchanged(value)
+        finally:
+            composer.set_busy(False)
+            self._submit_signal = None
+            self.refresh_bindings()
+
+    # ----------------------------------------------------------------- actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide Esc's bindings unless there is something to cancel or stop."""
+        if action == "cancel":
+            return self._submit_signal is not None
+        if action == "stop_turn":
+            return self._submit_signal is None and self._agent is not None and self._agent.status == "running"
+        return True
+
+    def action_cancel(self) -> None:
+        """Abort the send being prepared (the draft is kept)."""
+        if self._submit_signal is not None:
+            self._submit_signal.abort("cancelled by the user")
+
+    @work(group="stop", exclusive=True, exit_on_error=False)
+    async def action_stop_turn(self) -> None:
+        """Stop the running reply; what streamed so far stays in the log."""
+        if self._agent is not None and self._agent.status == "running":
+            await self._agent.cancel()
+
+    def action_new_session(self) -> None:
+        """Start a new session in this folder and show it."""
+        self._open_agent(self.workspace.new_session())
+        self.query_one(Composer).focus()
+
+    def action_switch_session(self) -> None:
+        """Open the session switcher (search by title, id or folder)."""
+        if not CommandPalette.is_open(self):
+            self.push_screen(
+                CommandPalette(providers=[SessionSwitcher], placeholder="Switch to session…", id="--switcher")
+            )
+
+    def action_rename(self) -> None:
+        """Ask for a new title for the current session."""
+        if self._agent is None:
+            return
+        session_id = self._agent.id
+        current = self.workspace.store.title(session_id) or ""
+
+        def renamed(title: str | None) -> None:
+            if title:
+                self._rename(session_id, title)
+
+        self.push_screen(RenameScreen(current), renamed)
+
+    def _rename(self, session_id: str, title: str) -> None:
+        try:
+            self.workspace.store.rename(session_id, title)
+        except Exception as error:
+            self.notify(_error_text(error, "Could not rename the session"), severity="error", markup=False)
+
+    @work(group="compact", exclusive=True, exit_on_error=False)
+    async def action_compact(self) -> None:
+        """Summarise the current conversation into a compaction checkpoint."""
+        if self._agent is None:
+            return
+        self._set_activity("compacting…")
+        try:
+            await self._agent.compact()
+        except Exception as error:
+            self.notify(_error_text(error, "Could not compact the session"), severity="error", markup=False)
+        else:
+            self.notify("Session compacted: earlier messages are now summarised.")
+        finally:
+            self._set_activity("")
+
+    def action_toggle_inspector(self) -> None:
+        """Show or hide the live log inspector."""
+        inspector = self.query_one(Inspector)
+        inspector.display = not inspector.display
+
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the sessions sidebar."""
+        sidebar = self.query_one(Sidebar)
+        sidebar.display = not sidebar.display
+
+
+def _error_text(error: BaseException, headline: str) -> str:
+    """`headline: message (CODE)` for coded errors, plain `headline: text` otherwise."""
+    code = getattr(error, "code", None)
+    message = getattr(error, "message", None) or str(error)
+    return inert(f"{headline}: {message}" + (f" ({code})" if code else ""))

@@ -1,0 +1,110 @@
+"""Command palette providers: the app's commands, and a session switcher that searches the store.
+
+Textual's `Matcher.highlight` and `Hit.help` parse their strings as markup, so
+nothing from data goes through them: session hits are displayed as `Content`
+assembled from literal (inert) segments, with the matched substring styled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+
+from sessionref_tui.display import inert, match_spans, relative_age, truncate_end
+
+if TYPE_CHECKING:
+    from sessionref_tui.app import SessionrefApp
+
+SWITCH_RESULT_LIMIT = 30
+"""How many sessions the switcher asks the store for per query."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppCommand:
+    """A palette entry: its name, one line of help and the app action it runs."""
+
+    name: str
+    help: str
+    action: str
+
+
+APP_COMMANDS: tuple[AppCommand, ...] = (
+    AppCommand("New session", "Start an empty session in this folder (Ctrl+N)", "new_session"),
+    AppCommand("Switch session…", "Search all sessions by title, id or folder (Ctrl+O)", "switch_session"),
+    AppCommand("Rename session", "Give the current session a title (Ctrl+R)", "rename"),
+    AppCommand("Compact session", "Summarise the conversation into a checkpoint (Ctrl+L)", "compact"),
+    AppCommand("Toggle inspector", "Show or hide the live log of this session (Ctrl+T)", "toggle_inspector"),
+    AppCommand("Toggle sidebar", "Show or hide the sessions list (Ctrl+B)", "toggle_sidebar"),
+)
+
+
+def session_hit_display(label: str, cwd: str | None, age: str, needle: str, *, same_folder: bool) -> Content:
+    """`label  ·  cwd · age` as literal content; the case-insensitive match of `needle` is styled."""
+    shown = truncate_end(inert(label), 48)
+    parts: list[str | tuple[str, str]] = []
+    position = 0
+    for start, end in match_spans(shown, needle):
+        parts += [shown[position:start], (shown[start:end], "bold underline $text-accent")]
+        position = end
+    parts.append(shown[position:])
+    folder = "this folder" if same_folder else (inert(cwd) if cwd else "(no cwd)")
+    parts += [("  ·  ", "dim"), (truncate_end(folder, 40), "dim italic"), (" · " + age, "dim")]
+    return Content.assemble(*parts)
+
+
+class AppCommands(Provider):
+    """New, switch, rename, compact and the two toggles, by name."""
+
+    def _run(self, action: str) -> Callable[[], object]:
+        return partial(self.app.run_action, action)
+
+    async def discover(self) -> Hits:
+        for command in APP_COMMANDS:
+            yield DiscoveryHit(command.name, self._run(command.action), help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in APP_COMMANDS:
+            score = matcher.match(command.name)
+            if score > 0:
+                yield Hit(
+                    score, matcher.highlight(command.name), self._run(command.action), help=command.help
+                )
+
+
+class SessionSwitcher(Provider):
+    """Sessions from the store's candidate search (this folder first, then newest), minus the current one."""
+
+    async def _hits(self, query: str) -> list[tuple[str, Content, Callable[[], object]]]:
+        app: SessionrefApp = self.app  # type: ignore[assignment]
+        current = app.current_session_id or ""
+        found = await app.workspace.store.search_candidates(
+            exclude_id=current, target_cwd=app.workspace.cwd, needle=query.lower(), limit=SWITCH_RESULT_LIMIT
+        )
+        now_ms = app.now_ms()
+        hits: list[tuple[str, Content, Callable[[], object]]] = []
+        for record, label in found:
+            display = session_hit_display(
+                label,
+                record.cwd,
+                relative_age(record.created_at, now_ms),
+                query,
+                same_folder=record.cwd is not None and record.cwd == app.workspace.cwd,
+            )
+            hits.append((label, display, partial(app.open_session, record.id)))
+        return hits
+
+    async def discover(self) -> Hits:
+        for label, display, command in await self._hits(""):
+            yield DiscoveryHit(display, command, text=label)
+
+    async def search(self, query: str) -> Hits:
+        found = await self._hits(query)
+        for rank, (label, display, command) in enumerate(found):
+            # The store already ranked them (folder, then recency); keep that order.
+            yield Hit(1.0 - rank / (len(found) + 1), display, command, text=label)
