@@ -1,0 +1,298 @@
+"""Workspace.submit end to end over the real store and reference service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessionref.agent import Agent, AgentError, make_user_message
+from sessionref.errors import SessionReferenceError
+from sessionref.settings import Settings
+from sessionref.signal import AbortSignal
+from sessionref.store import SessionStore, open_store
+from sessionref.store.layout import session_dir
+from sessionref.uri import format_session_reference_mention
+from sessionref.workspace import Workspace
+
+CWD = "/home/ana/app"
+
+
+class GatedModel:
+    """Answers ``ok``; while ``gate`` is set to an Event the next reply waits for it after ``partial``."""
+
+    name = "gated model"
+    provider = "test"
+    model = "gated"
+
+    def __init__(self, context_window: int | None = 8192) -> None:
+        self.context_window = context_window
+        self.gate: asyncio.Event | None = None
+        self.reached = asyncio.Event()
+        self.calls: list[list[dict[str, Any]]] = []
+
+    async def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
+        self.calls.append(messages)
+        gate, self.gate = self.gate, None
+        if gate is not None:
+            yield "partial"
+            self.reached.set()
+            await gate.wait()
+        yield "ok"
+
+    async def summarize(self, messages: list[dict[str, Any]]) -> str:
+        return "summary"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SessionStore]:
+    opened = open_store(tmp_path / "store")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def model() -> GatedModel:
+    return GatedModel()
+
+
+def write_source(store: SessionStore, texts: list[tuple[str, str]], *, cwd: str = CWD) -> str:
+    """A source session with (role, text) messages; returns its id."""
+    session_id = store.create_session(cwd=cwd).id
+    events = []
+    for index, (role, text) in enumerate(texts):
+        if role == "user":
+            events.append({"type": "user/message", "data": make_user_message(text), "surfaceOp": "append"})
+        else:
+            message = {
+                "id": f"a{index}",
+                "role": "assistant",
+                "content": [{"type": "text", "text": text}],
+                "source": {"kind": "model", "provider": "test", "model": "t"},
+            }
+            events.append(
+                {
+                    "type": "assistant/message",
+                    "data": {"turn": 1, "step": 1, "message": message},
+                    "surfaceOp": "append",
+                }
+            )
+    store.append(session_id, events)
+    return session_id
+
+
+def mention(session_id: str, label: str = "notes") -> str:
+    return format_session_reference_mention({"sessionId": session_id, "label": label})
+
+
+def user_messages(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
+    _, events = store.read_log(session_id)
+    return [event for event in events if event["type"] == "user/message"]
+
+
+def kinds(store: SessionStore, session_id: str) -> list[str]:
+    return [event["data"]["source"]["kind"] for event in user_messages(store, session_id)]
+
+
+async def test_plain_text_is_delivered_without_a_snapshot(store: SessionStore, model: GatedModel) -> None:
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    assert agent.cwd == CWD
+    assert ws.agent(agent.id) is agent
+    result = await ws.submit(agent, "hello there")
+    assert result.references == ()
+    assert result.prepared.additional_context is None
+    assert await result.ticket.outcome() == "entered"
+    await agent.wait_idle()
+    assert kinds(store, agent.id) == ["user"]
+    assert model.calls[0] == [{"role": "user", "content": "hello there"}]
+
+
+async def test_mention_delivers_snapshot_before_the_readable_prompt(
+    store: SessionStore, model: GatedModel
+) -> None:
+    source = write_source(store, [("user", "pick a database"), ("assistant", "We chose SQLite.")])
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    result = await ws.submit(agent, f"what did {mention(source)} decide?")
+    assert result.references == ("notes",)
+    await result.ticket.outcome()
+    await agent.wait_idle()
+    logged = user_messages(store, agent.id)
+    assert [event["data"]["source"]["kind"] for event in logged] == ["session-reference", "user"]
+    assert logged[1]["data"]["content"] == [{"type": "text", "text": "what did @notes decide?"}]
+    snapshot_text = logged[0]["data"]["content"][0]["text"]
+    assert snapshot_text.startswith("## Referenced sessions")
+    assert "We chose SQLite." in snapshot_text
+    assert model.calls[0][0]["content"] == snapshot_text
+    assert model.calls[0][1] == {"role": "user", "content": "what did @notes decide?"}
+
+
+async def test_submit_while_running_uses_the_same_order_in_the_same_turn(
+    store: SessionStore, model: GatedModel
+) -> None:
+    source = write_source(store, [("user", "hello")])
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    model.gate = gate = asyncio.Event()
+    await ws.submit(agent, "first")
+    await model.reached.wait()
+    result = await ws.submit(agent, f"and {mention(source)}?")
+    assert result.ticket.path == "running"
+    gate.set()
+    await agent.wait_idle()
+    assert kinds(store, agent.id) == ["user", "session-reference", "user"]
+    _, events = store.read_log(agent.id)
+    assert [event["data"]["turn"] for event in events if event["type"] == "turn/start"] == [1]
+
+
+async def test_after_placement_comes_from_settings(
+    store: SessionStore, model: GatedModel, tmp_path: Path
+) -> None:
+    source = write_source(store, [("user", "hello")])
+    settings = Settings(store_root=tmp_path / "store", placement="after")
+    ws = Workspace(store, model, cwd=CWD, settings=settings)
+    agent = ws.new_session()
+    await ws.submit(agent, f"see {mention(source)}")
+    await agent.wait_idle()
+    assert kinds(store, agent.id) == ["user", "session-reference"]
+
+
+@pytest.mark.parametrize(
+    ("make_text", "code"),
+    [
+        (lambda agent, source: f"look at {mention(agent.id)}", "SESSION_REFERENCE_SELF_REFERENCE"),
+        (lambda agent, source: f"look at {mention('no-such-session')}", "SESSION_REFERENCE_READ_FAILED"),
+        (
+            lambda agent, source: " ".join(mention(f"s{index}", f"s{index}") for index in range(4)),
+            "SESSION_REFERENCE_TOO_MANY",
+        ),
+        (lambda agent, source: "bad @[x](dsh-session:###)", "SESSION_REFERENCE_INVALID_REFERENCE"),
+    ],
+)
+async def test_reference_errors_happen_before_anything_is_queued(
+    store: SessionStore, model: GatedModel, make_text: Any, code: str
+) -> None:
+    source = write_source(store, [("user", "hello")])
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    baseline = agent.listener_counts()
+    with pytest.raises(SessionReferenceError) as caught:
+        await ws.submit(agent, make_text(agent, source))
+    assert caught.value.code == code
+    assert agent.status == "idle"
+    assert agent.pending() == []
+    assert agent.listener_counts() == baseline
+    assert store.read_log(agent.id)[1] == []
+
+
+async def test_aborted_signal_cancels_preparation(store: SessionStore, model: GatedModel) -> None:
+    source = write_source(store, [("user", "hello")])
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    signal = AbortSignal()
+    signal.abort("user pressed Esc")
+    with pytest.raises(SessionReferenceError) as caught:
+        await ws.submit(agent, f"see {mention(source)}", signal=signal)
+    assert caught.value.code == "SESSION_REFERENCE_CANCELLED"
+    assert agent.status == "idle"
+    assert store.read_log(agent.id)[1] == []
+
+
+async def test_empty_text_is_refused(store: SessionStore, model: GatedModel) -> None:
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    with pytest.raises(AgentError) as caught:
+        await ws.submit(agent, "  \n ")
+    assert caught.value.code == "AGENT_EMPTY_MESSAGE"
+    assert agent.status == "idle"
+
+
+async def test_recorded_snapshot_never_changes_when_the_source_changes_later(
+    store: SessionStore, model: GatedModel
+) -> None:
+    source = write_source(store, [("user", "original question"), ("assistant", "original answer")])
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    result = await ws.submit(agent, f"recall {mention(source)}")
+    await agent.wait_idle()
+    recorded = user_messages(store, agent.id)[0]
+    assert recorded["data"] == result.prepared.additional_context
+    raw_line = _raw_line(store, agent.id, recorded["seq"])
+
+    store.append(
+        source, [{"type": "user/message", "data": make_user_message("a later change"), "surfaceOp": "append"}]
+    )
+    assert user_messages(store, agent.id)[0] == recorded
+    store.write_compaction(source, "compacted summary")
+    assert user_messages(store, agent.id)[0] == recorded
+    store.delete_session(source)
+    assert user_messages(store, agent.id)[0] == recorded
+    assert _raw_line(store, agent.id, recorded["seq"]) == raw_line
+    assert "original answer" in recorded["data"]["content"][0]["text"]
+    assert "a later change" not in recorded["data"]["content"][0]["text"]
+
+    # The target keeps working: its next turn still sees the snapshot it recorded.
+    await ws.submit(agent, "and now?")
+    await agent.wait_idle()
+    assert model.calls[-1][0]["content"] == recorded["data"]["content"][0]["text"]
+
+
+async def test_context_window_feeds_the_automatic_budget(store: SessionStore) -> None:
+    ws = Workspace(store, GatedModel(context_window=200_001), cwd=CWD)
+    assert await ws.references.resolve_budget() == 160_000
+    ws.set_model(GatedModel(context_window=None))
+    assert await ws.references.resolve_budget() == 65_536
+
+
+async def test_truncated_reference_spills_its_transcript_under_the_store(
+    store: SessionStore, model: GatedModel
+) -> None:
+    source = write_source(store, [("user", "x" * 40_000), ("assistant", "y" * 40_000), ("user", "last")])
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    result = await ws.submit(agent, f"summarise {mention(source)}")
+    text = result.prepared.additional_context["content"][0]["text"]
+    assert "## Reference omissions" in text
+    spilled = list((store.root / "spill").rglob("*.txt"))
+    assert len(spilled) == 1
+    assert str(spilled[0]) in text
+    await agent.wait_idle()
+
+
+async def test_close_cancels_running_turns_and_keeps_what_was_streamed(
+    store: SessionStore, model: GatedModel
+) -> None:
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    model.gate = asyncio.Event()
+    await ws.submit(agent, "long task")
+    await model.reached.wait()
+    await ws.close(close_store=False)
+    assert agent.status == "idle"
+    _, events = store.read_log(agent.id)
+    assert events[-1]["data"] == {"turn": 1, "reason": "cancelled"}
+    replies = [event for event in events if event["type"] == "assistant/message"]
+    assert replies[0]["data"]["message"]["content"][0]["text"] == "partial"
+
+
+async def test_unknown_session_agent_raises_a_store_error(store: SessionStore, model: GatedModel) -> None:
+    ws = Workspace(store, model, cwd=CWD)
+    with pytest.raises(Exception) as caught:
+        ws.agent("missing")
+    assert getattr(caught.value, "code", None) == "STORE_SESSION_NOT_FOUND"
+    assert isinstance(ws.new_session(), Agent)
+
+
+def _raw_line(store: SessionStore, session_id: str, seq: int) -> str:
+    log = session_dir(store.root, session_id, CWD) / "session.jsonl"
+    for line in log.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("seq") == seq and record.get("type") == "user/message":
+            return line
+    raise AssertionError(f"seq {seq} not found in {session_id}")
