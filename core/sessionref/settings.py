@@ -206,11 +206,14 @@ def _parse(parser: Callable[[object], object], value: object, where: str) -> Any
 
 
 def default_store_root(env: Mapping[str, str] = os.environ) -> Path:
-    """``SESSIONREF_HOME`` when set (non-empty), else the platform's user data directory for sessionref."""
+    """``SESSIONREF_HOME`` when set (non-empty), else ``<user data dir>/sessionref/sessions``.
+
+    Same answer as ``sessionref.store.default_store_root`` but for the given ``env`` mapping.
+    """
     home = env.get("SESSIONREF_HOME", "").strip()
     if home:
         return Path(home).expanduser()
-    return platformdirs.user_data_path("sessionref", appauthor=False)
+    return platformdirs.user_data_path("sessionref") / "sessions"
 
 
 def read_config_file(path: Path) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from sessionref.settings import (
     SETTINGS_INVALID,
     SettingsError,
     build_model,
+    default_store_root,
     load_settings,
 )
 
@@ -42,7 +43,16 @@ def test_store_root_from_argument_then_sessionref_home(tmp_path: Path) -> None:
     assert load_settings({"SESSIONREF_HOME": str(home)}).store_root == home
     explicit = tmp_path / "explicit"
     assert load_settings({"SESSIONREF_HOME": str(home)}, store_root=explicit).store_root == explicit
-    assert load_settings({"SESSIONREF_HOME": "  "}).store_root.name.lower() == "sessionref"
+    fallback = load_settings({"SESSIONREF_HOME": "  "}).store_root
+    assert fallback == default_store_root({})
+
+
+def test_default_store_root_agrees_with_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sessionref.store import default_store_root as store_default
+
+    monkeypatch.delenv("SESSIONREF_HOME", raising=False)
+    assert default_store_root({}) == store_default()
+    assert default_store_root({}).parts[-2:] == ("sessionref", "sessions")
 
 
 def test_one_env_var_switches_to_the_real_model(tmp_path: Path) -> None:

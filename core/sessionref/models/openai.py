@@ -58,6 +58,11 @@ KNOWN_CONTEXT_WINDOWS: Final[Mapping[str, int]] = {
     "o4-mini": 200_000,
 }
 
+STATUS_HINTS: Final[Mapping[int, str]] = {
+    404: "; check OPENAI_BASE_URL and SESSIONREF_MODEL",
+    429: "; the server is rate-limiting or out of quota, try again later",
+}
+
 SUMMARY_INSTRUCTION: Final = (
     "Summarize the conversation below for a compaction checkpoint. Keep decisions, facts, open "
     "questions and the user's goals; be concise; write plain text."
@@ -173,7 +178,7 @@ class OpenAIChatModel:
             detail = f": {excerpt}" if excerpt else ""
             message = f"the model server refused the request (HTTP {status}); {hint}{detail}"
             return ModelError(MODEL_AUTH, message)
-        hint = "; check OPENAI_BASE_URL and SESSIONREF_MODEL" if status == 404 else ""
+        hint = STATUS_HINTS.get(status, "")
         return ModelError(
             MODEL_HTTP_ERROR, f"the model server answered HTTP {status}: {excerpt or '(empty body)'}{hint}"
         )

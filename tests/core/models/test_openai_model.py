@@ -113,6 +113,15 @@ async def test_server_error_is_http_error_with_status_and_an_inert_excerpt(
     assert len(caught.value.message) < 400
 
 
+async def test_unknown_model_hints_at_the_settings_to_check(chat_server: FakeChatServer) -> None:
+    chat_server.responder = status(404, b'{"error":{"message":"The model `gpt-9` does not exist"}}')
+    with pytest.raises(ModelError) as caught:
+        await collect(model_for(chat_server), [])
+    assert caught.value.code == MODEL_HTTP_ERROR
+    assert "HTTP 404" in caught.value.message and "does not exist" in caught.value.message
+    assert "SESSIONREF_MODEL" in caught.value.message
+
+
 async def test_error_object_inside_the_stream_is_http_error(chat_server: FakeChatServer) -> None:
     chat_server.responder = stream_of(sse_event({"error": {"message": "overloaded", "type": "server_error"}}))
     with pytest.raises(ModelError) as caught:
