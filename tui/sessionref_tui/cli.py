@@ -231,7 +231,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
             try:
                 return await LineMode(workspace, session_id=args.session).run()
             finally:
-                await workspace.close()
+                await workspace.close(close_store=False)
 
         return asyncio.run(run())
     finally:
@@ -339,7 +339,7 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
             try:
                 return await workspace.references.prepare_text(workspace.agent(args.session), args.text)
             finally:
-                await workspace.close()
+                await workspace.close(close_store=False)
 
         prepared = asyncio.run(run())
     finally:

@@ -142,10 +142,13 @@ class Transcript:
         elif kind == "turn/end":
             self.flush_streams()
             reason = str(data.get("reason", ""))
-            if reason not in ("", "completed", "stop", "done", "end"):
-                detail = data.get("error")
-                suffix = f": {inert(str(detail.get('message', detail)))}" if isinstance(detail, dict) else ""
-                self.notice(f"[turn {data.get('turn', '?')} ended: {inert(reason)}{suffix}]")
+            if reason == "error":
+                code = str(data.get("errorCode", "TURN_FAILED"))
+                self.error(code, str(data.get("error", "the turn failed")))
+            elif reason not in ("", "completed"):
+                detail = data.get("rejectReason")
+                suffix = f": {inert(str(detail))}" if detail else ""
+                self.notice(f"[turn {data.get('turn', '?')} {inert(reason)}{suffix}]")
         elif kind == "session/title":
             self.notice(f"title: {inert(str(data.get('title', '')))}")
 
