@@ -228,6 +228,9 @@ def repair_torn_tail(path: Path) -> bytes:
         size = file.seek(0, os.SEEK_END)
         if size == 0:
             return b""
+        file.seek(size - 1)
+        if file.read(1) == b"\n":
+            return b""
         window = min(size, 1 << 16)
         file.seek(size - window)
         chunk = file.read(window)

@@ -128,10 +128,10 @@ class SessionStore:
         current = self._catalog.rescan(state)
         if current is None:
             raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found')
-        if current.torn:
-            current = self._repair(current)
-            if current is None or current.torn:
-                raise StoreError(STORE_UNREADABLE, f'the log of session "{session_id}" cannot be repaired')
+        # Always make sure the log ends with a newline before appending (cheap when it does).
+        current = self._repair(current)
+        if current is None or current.torn:
+            raise StoreError(STORE_UNREADABLE, f'the log of session "{session_id}" cannot be repaired')
         return current
 
     def _read(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -1,0 +1,110 @@
+"""`search_candidates` must return exactly what the generic §6.1 algorithm returns."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from sessionref.query import SessionRecord
+from sessionref.store import SessionStore, open_store
+from sessionref.store.search import CandidateIndex
+
+CWDS = ["/w/app", "/w/App", "/w/other", "/srv/Σίσυφος", None, "/w/app/sub"]
+WORDS = ["fix", "Parser", "ΣΊΣΥΦΟΣ", "app", "\x00nul", "w/", "-", "idx", "ẞtraße", "İstanbul", "日本", "x"]
+
+
+def generic(
+    records: list[SessionRecord],
+    titles: dict[str, str | None],
+    exclude_id: str,
+    target_cwd: str | None,
+    needle: str,
+    limit: int,
+) -> list[tuple[SessionRecord, str]]:
+    def rank(record: SessionRecord) -> int:
+        if record.cwd is not None and target_cwd is not None and record.cwd == target_cwd:
+            return 0
+        return 1 if record.cwd is None else 2
+
+    ranked = sorted((r for r in records if r.id != exclude_id), key=rank)
+    out: list[tuple[SessionRecord, str]] = []
+    for record in ranked:
+        label = titles.get(record.id) or record.id
+        if not needle or any(
+            needle in field.lower() for field in (record.id, label, record.cwd) if field is not None
+        ):
+            out.append((record, label))
+        if len(out) == limit:
+            break
+    return out
+
+
+def build_store(root: Path, rng: random.Random, count: int) -> SessionStore:
+    for number in range(count):
+        cwd = rng.choice(CWDS)
+        session_id = f"{rng.choice(['s', 'S', 'fix', 'Ω'])}-{number:03d}"
+        header = {"type": "session", "version": 0, "id": session_id, "createdAt": rng.randrange(5)}
+        if cwd is not None:
+            header["cwd"] = cwd
+        folder = root / f"p{number % 4}" / f"d{number}"
+        folder.mkdir(parents=True)
+        lines = [json.dumps(header)]
+        if rng.random() < 0.7:
+            title = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(1, 4)))
+            lines.append(json.dumps({"type": "session/title", "seq": 0, "time": 0, "data": {"title": title}}))
+        (folder / "session.jsonl").write_text("\n".join(lines) + "\n")
+    return open_store(root)
+
+
+async def test_search_equals_generic_algorithm_on_random_stores(tmp_path: Path) -> None:
+    rng = random.Random(20261130)
+    needles = [
+        "",
+        "a",
+        "app",
+        "/w/app",
+        "w/",
+        "σ",
+        "σίσυφος",
+        "-0",
+        "fix p",
+        "\x00",
+        "\x00nul",
+        "ß",
+        "i̇",
+        "日",
+        "zz",
+    ]
+    for trial in range(6):
+        store = build_store(tmp_path / f"t{trial}", rng, 120)
+        records = list(await store.list_sessions())
+        titles = dict(await store.read_titles([r.id for r in records]))
+        ids = [r.id for r in records]
+        for _ in range(150):
+            needle = rng.choice([*needles, rng.choice(ids).lower()[: rng.randrange(1, 6)]])
+            exclude = rng.choice([*ids, "none"])
+            target = rng.choice([*CWDS, "/nowhere"])
+            limit = rng.choice([1, 3, 50, 500])
+            expected = generic(records, titles, exclude, target, needle, limit)
+            got = await store.search_candidates(
+                exclude_id=exclude, target_cwd=target, needle=needle, limit=limit
+            )
+            assert list(got) == expected, (needle, exclude, target, limit)
+        store.close()
+
+
+async def test_search_sees_renames_and_new_sessions(store: SessionStore) -> None:
+    store.create_session(cwd="/w", session_id="a", created_at=1)
+    assert await store.search_candidates(exclude_id="x", target_cwd="/w", needle="zebra", limit=5) == []
+    store.rename("a", "Zebra notes")
+    store.create_session(cwd=None, session_id="zebra-2", created_at=2)
+    found = await store.search_candidates(exclude_id="x", target_cwd="/w", needle="zebra", limit=5)
+    assert [(record.id, label) for record, label in found] == [("a", "Zebra notes"), ("zebra-2", "zebra-2")]
+
+
+def test_candidate_index_with_zero_limit_and_empty_entries() -> None:
+    index = CandidateIndex([])
+    assert index.search(exclude_id="", target_cwd=None, needle="a", limit=5) == []
+    entry = (SessionRecord("a", 1, None), "A")
+    assert CandidateIndex([entry]).search(exclude_id="", target_cwd=None, needle="a", limit=0) == []
