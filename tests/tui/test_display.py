@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from rich.cells import cell_len
 from rich.text import Text
-from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import (
+    format_bytes,
+    inert,
+    match_spans,
+    relative_age,
+    truncate_end,
+    truncate_middle,
+)
 
 MINUTE = 60_000
 HOUR = 60 * MINUTE
@@ -142,3 +149,12 @@ class TestMatchSpans:
         text = "Research Notes: research"
         for start, end in match_spans(text, "RESEARCH"):
             assert text[start:end].lower() == "research"
+
+
+class TestFormatBytes:
+    @pytest.mark.parametrize(
+        ("count", "shown"),
+        [(0, "0 B"), (1023, "1023 B"), (1024, "1.0 KB"), (18_637, "18.2 KB"), (3_565_158, "3.4 MB")],
+    )
+    def test_units(self, count: int, shown: str) -> None:
+        assert format_bytes(count) == shown

@@ -150,3 +150,12 @@ def match_spans(text: str, needle: str) -> list[tuple[int, int]]:
             spans.append(span)
         position = lowered.find(lowered_needle, end)
     return spans
+
+
+def format_bytes(count: int) -> str:
+    """A byte count for people: "512 B", "18.2 KB", "3.4 MB" (1 KB = 1024 bytes)."""
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / (1024 * 1024):.1f} MB"

@@ -1,0 +1,157 @@
+"""What the model would receive from the highlighted candidate.
+
+The facts (message count, retained vs omitted messages and bytes under the
+current budget, first and last retained lines) come from the reference
+service's `preview`, run in a worker that is debounced and cancelled as soon as
+the highlight moves on, so holding ↓ never queues up reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Protocol
+
+from rich.text import Text
+from sessionref.signal import AbortSignal
+from textual import work
+from textual.widgets import Static
+
+from sessionref_tui.display import format_bytes, inert, truncate_end
+
+PREVIEW_DEBOUNCE: Final = 0.08
+"""Seconds the highlight must rest on a candidate before its preview is read.
+
+Moving through the list faster than this reads nothing for the rows skipped."""
+
+PREVIEW_GROUP: Final = "mention-preview"
+"""The exclusive worker group: starting a preview cancels the previous one."""
+
+PREVIEW_LINE_WIDTH: Final = 72
+"""Cells kept of the first/last retained line."""
+
+
+class PreviewLike(Protocol):
+    """What the pane reads (`sessionref.references.ReferencePreview` fits)."""
+
+    label: str
+    budget_bytes: int
+    message_count: int
+    retained_messages: int
+    omitted_messages: int
+    retained_bytes: int
+    omitted_bytes: int
+    truncated: bool
+    compacted: bool
+    first_line: str | None
+    last_line: str | None
+
+
+PreviewLoader = Callable[[str, AbortSignal], Awaitable[Any]]
+"""`loader(session_id, signal)` returns a `PreviewLike` or raises."""
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def render_preview(preview: PreviewLike) -> Text:
+    """The preview pane's text for `preview`; every data field is shown inert."""
+    text = Text(end="")
+    text.append(inert(preview.label), style="bold")
+    text.append(f" · {_plural(preview.message_count, 'message')}", style="dim")
+    text.append("\n")
+    text.append(f"sends {preview.retained_messages} ({format_bytes(preview.retained_bytes)})")
+    if preview.omitted_messages or preview.omitted_bytes:
+        text.append(" · ")
+        text.append(
+            f"omits {preview.omitted_messages} ({format_bytes(preview.omitted_bytes)})", style="bold"
+        )
+    text.append(f" · budget {format_bytes(preview.budget_bytes)}", style="dim")
+    notes = [note for note, flag in (("compacted", preview.compacted), ("cut", preview.truncated)) if flag]
+    if notes:
+        text.append(" · " + ", ".join(notes), style="dim")
+    for name, line in (("first", preview.first_line), ("last ", preview.last_line)):
+        if line is not None:
+            text.append(f"\n{name} ", style="dim")
+            text.append(truncate_end(inert(line), PREVIEW_LINE_WIDTH), style="italic")
+    return text
+
+
+class ReferencePreview(Static):
+    """Shows `render_preview` for the highlighted candidate, reading it off the UI path."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id, markup=False)
+        self.loader: PreviewLoader | None = None
+        """Set by the composer; without it the pane stays empty."""
+        self.session_id: str | None = None
+        """The session the pane is for (shown or being read)."""
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        """How the debounce waits (tests pass a gate they release)."""
+        self._cache: dict[str, Any] = {}
+        self._signal: AbortSignal | None = None
+
+    def reset(self) -> None:
+        """Forget everything and cancel a running read (the popup closed)."""
+        self._cancel()
+        self._cache.clear()
+        self.session_id = None
+        self.remove_class("-stale", "-shown")
+        self.update("")
+
+    def show_for(self, candidate: Any) -> None:
+        """Show the preview of `candidate`, from cache or by starting a fresh read."""
+        session_id = candidate.session_id
+        if session_id == self.session_id and (session_id in self._cache or self._signal is not None):
+            return
+        self._cancel()
+        self.session_id = session_id
+        if session_id in self._cache:
+            self._show(self._cache[session_id])
+            return
+        if self.loader is None:
+            return
+        if self.has_class("-shown"):
+            self.add_class("-stale")
+        else:
+            self.add_class("-shown")
+            self.update(Text(f"reading {inert(candidate.label)}…", style="dim italic"))
+        self._signal = AbortSignal()
+        self._read(session_id, self._signal)
+
+    def _cancel(self) -> None:
+        if self._signal is not None:
+            self._signal.abort("highlight moved")
+            self._signal = None
+        self.workers.cancel_group(self, PREVIEW_GROUP)
+
+    def _show(self, preview: Any) -> None:
+        self.remove_class("-stale")
+        self.add_class("-shown")
+        self.update(render_preview(preview))
+
+    @work(exclusive=True, group=PREVIEW_GROUP, exit_on_error=False)
+    async def _read(self, session_id: str, signal: AbortSignal) -> None:
+        # Debounce: a newer highlight cancels this worker while it waits here.
+        await self.sleep(PREVIEW_DEBOUNCE)
+        loader = self.loader
+        if loader is None or signal.aborted:
+            return
+        try:
+            preview = await loader(session_id, signal)
+        except asyncio.CancelledError:
+            signal.abort("cancelled")
+            raise
+        except Exception as error:  # a failing source must never crash the composer
+            if signal is self._signal:
+                self._signal = None
+                self.remove_class("-stale")
+                message = getattr(error, "message", None) or str(error) or type(error).__name__
+                self.update(Text(f"preview unavailable: {inert(message)}", style="dim italic"))
+            return
+        if signal is not self._signal or signal.aborted:
+            return  # the highlight moved on while this was being read
+        self._signal = None
+        self._cache[session_id] = preview
+        self._show(preview)
