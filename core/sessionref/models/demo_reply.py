@@ -195,10 +195,25 @@ def _view_lines(view: ReferencedSessionView) -> list[str]:
     lines = [f"- {name} — {' · '.join(facts)}"]
     if view.latest_text is not None:
         role = inert_markdown(view.latest_role or "message", 20)
-        lines.append(f"  - latest ({role}): “{inert_markdown(view.latest_text)}”")
+        lines.append(f"  - latest ({role}): {_latest_quote(view.latest_text)}")
     else:
         lines.append("  - its conversation is empty")
     return lines
+
+
+_RESTATED = re.compile(r"\*\*(?:You asked|New message[^*]*|Your last message):?\*\*[^“]*“(.*?)”")
+_MARKDOWN_ESCAPE = re.compile(r"\\(.)")
+
+
+def _latest_quote(text: str) -> str:
+    """A short quote of a message; a demo reply is shown as what it answered, not its heading."""
+    if text.startswith(DEMO_HEADING):
+        restated = _RESTATED.search(text)
+        if restated is not None:
+            question = _MARKDOWN_ESCAPE.sub(r"\1", restated.group(1))
+            return f"a demo reply to “{inert_markdown(question)}”"
+        return "a demo reply"
+    return f"“{inert_markdown(text)}”"
 
 
 def _question_lines(

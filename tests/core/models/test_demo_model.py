@@ -203,3 +203,12 @@ def test_identity_and_validation() -> None:
         DemoModel(pace=-1)
     with pytest.raises(ModelError):
         model.reply_for([{"role": "user", "content": 3}])
+
+
+async def test_a_referenced_demo_reply_is_quoted_by_what_it_answered() -> None:
+    model = DemoModel(pace=0)
+    earlier_reply = model.reply_for([{"role": "user", "content": "why is *CI* red?"}])
+    referenced = session_data("s-5", "CI", "why is *CI* red?", earlier_reply)
+    reply = model.reply_for([snapshot_message(referenced), {"role": "user", "content": "and now?"}])
+    assert "latest (assistant): a demo reply to “why is \\*CI\\* red?”" in reply
+    assert "Demo model\\*\\*" not in reply
