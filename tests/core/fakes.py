@@ -159,6 +159,9 @@ class FakeSessions:
     hold_list: asyncio.Event | None = None
     hold_titles: asyncio.Event | None = None
     reads: list[str] = field(default_factory=list)
+    list_entered: asyncio.Event = field(default_factory=asyncio.Event)
+    titles_entered: asyncio.Event = field(default_factory=asyncio.Event)
+    read_entered: asyncio.Event = field(default_factory=asyncio.Event)
     list_calls: int = 0
     title_calls: list[list[str]] = field(default_factory=list)
 
@@ -180,12 +183,14 @@ class FakeSessions:
 
     async def list_sessions(self) -> Sequence[SessionRecord]:
         self.list_calls += 1
+        self.list_entered.set()
         if self.hold_list is not None:
             await self.hold_list.wait()
         return list(self.records)
 
     async def read_surface(self, session_id: str) -> SurfaceSnapshot:
         self.reads.append(session_id)
+        self.read_entered.set()
         if self.before_read is not None:
             await self.before_read(session_id)
         if session_id in self.failures:
@@ -196,6 +201,7 @@ class FakeSessions:
 
     async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
         self.title_calls.append(list(session_ids))
+        self.titles_entered.set()
         if self.hold_titles is not None:
             await self.hold_titles.wait()
         return {session_id: self.titles.get(session_id) for session_id in session_ids}
