@@ -1,0 +1,170 @@
+"""Sending from the line mode: log order idle and running, streaming, failed prepare keeps the draft."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repl_harness import Harness
+from sessionref.errors import ErrorCode, SessionReferenceError
+from sessionref.uri import SessionReference, format_session_reference_mention
+
+ABNF = format_session_reference_mention(SessionReference("abnf-notes", "ABNF parser notes"))
+
+
+def kinds(events: list[dict[str, Any]]) -> list[str]:
+    """`type:source-kind` for messages, the type for everything else (chunks left out)."""
+    shown = []
+    for event in events:
+        if event["type"] == "user/message":
+            text = event["data"]["content"][0]["text"]
+            shown.append(f"user/message:{event['data']['source']['kind']}:{text[:20]}")
+        elif event["type"] != "assistant/chunk":
+            shown.append(event["type"])
+    return shown
+
+
+def finished_turns(harness: Harness) -> int:
+    return sum(1 for event in harness.events() if event["type"] == "turn/end")
+
+
+async def test_plain_message_is_sent_and_the_reply_streams_above_the_prompt(harness: Harness) -> None:
+    harness.type("hello there\r")
+    await harness.until(lambda: finished_turns(harness) == 1 and harness.printed("second line"))
+    assert kinds(harness.events()) == [
+        "turn/start", "step/start", "user/message:user:hello there", "assistant/message", "step/end",
+        "turn/end",
+    ]
+    assert harness.printed("you › hello there")
+    assert harness.printed("assistant › Hello world")
+    assert harness.text == ""
+
+
+async def test_idle_send_with_a_mention_logs_the_snapshot_right_before_the_message(harness: Harness) -> None:
+    harness.type(f"compare {ABNF} with this\r")
+    await harness.until(lambda: finished_turns(harness) == 1)
+    shown = kinds(harness.events())
+    assert shown[:4] == [
+        "turn/start", "step/start", "user/message:session-reference:## Referenced sessio",
+        "user/message:user:compare @ABNF parser",
+    ]
+    await harness.until(lambda: harness.printed("⧉ Referenced sessions · ABNF parser notes (abnf-notes)"))
+
+
+async def test_running_send_steers_with_the_same_order(harness: Harness) -> None:
+    harness.model.gate.clear()
+    harness.type("first\r")
+    await harness.until(lambda: harness.mode.agent.status == "running"
+                        and any(e["type"] == "assistant/chunk" for e in harness.events()))
+    harness.type(f"also {ABNF}\r")
+    await harness.until(lambda: harness.printed("sent while the reply runs"))
+    harness.model.gate.set()
+    await harness.until(lambda: finished_turns(harness) == 1 and harness.mode.agent.status == "idle")
+    assert kinds(harness.events()) == [
+        "turn/start", "step/start", "user/message:user:first", "assistant/message", "step/end",
+        "step/start", "user/message:session-reference:## Referenced sessio",
+        "user/message:user:also @ABNF parser no",
+        "assistant/message", "step/end", "turn/end",
+    ]
+
+
+async def test_invalid_mention_shows_the_code_and_keeps_the_draft(harness: Harness) -> None:
+    draft = "look at @[bad](dsh-session:IiJ) please"
+    harness.type(draft + "\r")
+    await harness.until(lambda: harness.printed("SESSION_REFERENCE_INVALID_REFERENCE"))
+    await harness.until(lambda: harness.text == draft)
+    assert harness.events() == []
+
+
+async def test_self_reference_keeps_the_draft(harness: Harness) -> None:
+    me = format_session_reference_mention(SessionReference(harness.mode.agent.id, "me"))
+    harness.type(f"about {me}\r")
+    await harness.until(lambda: harness.printed("SESSION_REFERENCE_SELF_REFERENCE"))
+    await harness.until(lambda: harness.text == f"about {me}")
+    assert harness.events() == []
+
+
+async def test_ctrl_c_cancels_a_prepare_in_flight_and_restores_the_draft(harness: Harness) -> None:
+    started: list[Any] = []
+
+    async def waits_for_abort(agent: Any, text: str, *, signal: Any = None) -> Any:
+        started.append(signal)
+        await signal.wait()
+        raise SessionReferenceError(ErrorCode.CANCELLED, "session reference preparation was cancelled")
+
+    harness.workspace.references.prepare_text = waits_for_abort  # type: ignore[method-assign]
+    harness.type(f"slow {ABNF}\r")
+    await harness.until(lambda: started and harness.mode.preparing)
+    harness.type("\x03")
+    await harness.until(lambda: harness.printed("SESSION_REFERENCE_CANCELLED"))
+    await harness.until(lambda: harness.text == f"slow {ABNF}")
+    assert not harness.mode.preparing
+    assert harness.events() == []
+
+
+async def test_enter_is_held_back_while_a_prepare_runs(harness: Harness) -> None:
+    started: list[Any] = []
+
+    async def waits_for_abort(agent: Any, text: str, *, signal: Any = None) -> Any:
+        started.append(text)
+        await signal.wait()
+        raise SessionReferenceError(ErrorCode.CANCELLED, "cancelled")
+
+    harness.workspace.references.prepare_text = waits_for_abort  # type: ignore[method-assign]
+    harness.type("one\r")
+    await harness.until(lambda: started)
+    harness.type("two\r")
+    await harness.until(lambda: harness.printed("still preparing"))
+    assert harness.text == "two" and started == ["one"]
+    harness.type("\x03")
+    await harness.until(lambda: not harness.mode.preparing)
+    assert harness.text == "two"  # the new draft is never clobbered by the restore
+    await harness.until(lambda: harness.printed("your draft is in the history"))
+
+
+async def test_ctrl_c_cancels_a_running_reply_and_keeps_what_streamed(harness: Harness) -> None:
+    harness.model.gate.clear()
+    harness.type("go\r")
+    await harness.until(lambda: any(e["type"] == "assistant/chunk" for e in harness.events()))
+    harness.type("\x03")
+    await harness.until(lambda: finished_turns(harness) == 1)
+    end = harness.events()[-1]
+    assert end["type"] == "turn/end" and end["data"]["reason"] == "cancelled"
+    replies = [e for e in harness.events() if e["type"] == "assistant/message"]
+    assert replies[0]["data"]["message"]["content"][0]["text"] == "Hello "
+    await harness.until(lambda: harness.printed("[turn 1 cancelled]"))
+    assert harness.mode.agent.status == "idle"
+
+
+async def test_multiline_input_with_alt_enter_and_ctrl_j(harness: Harness) -> None:
+    harness.type("one\x1b\rtwo\nthree")
+    await harness.until(lambda: harness.text == "one\ntwo\nthree")
+    harness.type("\r")
+    await harness.until(lambda: finished_turns(harness) == 1)
+    sent = [e for e in harness.events() if e["type"] == "user/message"]
+    assert sent[0]["data"]["content"][0]["text"] == "one\ntwo\nthree"
+
+
+async def test_ctrl_c_clears_typed_text_into_history_then_twice_on_empty_exits(harness: Harness) -> None:
+    harness.type("unsent words")
+    await harness.until(lambda: harness.text == "unsent words")
+    harness.type("\x03")
+    await harness.until(lambda: harness.text == "")
+    assert "unsent words" in harness.mode.session.history.get_strings()
+    harness.type("\x03")
+    await harness.until(lambda: harness.printed("press Ctrl+C again"))
+    assert harness.task is not None and not harness.task.done()
+    harness.type("\x03")
+    await harness.until(lambda: harness.task is not None and harness.task.done())
+    assert harness.task.result() == 0
+
+
+async def test_hostile_reply_text_is_printed_inert(harness: Harness) -> None:
+    async def hostile(messages: list[dict[str, Any]]) -> Any:
+        yield "ok \x1b]0;pwned\x07 \x9b31m done"
+
+    harness.model.stream = hostile  # type: ignore[method-assign]
+    harness.type("hi\r")
+    await harness.until(lambda: finished_turns(harness) == 1 and harness.printed("done"))
+    line = next(line for line in harness.mode.transcript.lines if "done" in line)
+    assert "\x1b" not in line and "\x9b" not in line
+    assert "\\x1b]0;pwned\\x07" in line
