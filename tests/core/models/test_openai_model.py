@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 
@@ -248,3 +249,28 @@ def test_identity_and_context_window() -> None:
     assert (local.provider, local.context_window) == ("openai-compatible", None)
     explicit = OpenAIChatModel(base_url="http://x/v1", model="gpt-4o", api_key=None, context_window=4096)
     assert explicit.context_window == 4096
+
+
+async def test_cancelling_a_stalled_stream_propagates_cancellation(chat_server: FakeChatServer) -> None:
+    chat_server.responder = stall_after(sse_event(delta_chunk("first")))
+    first = asyncio.Event()
+    received: list[str] = []
+
+    async def consume() -> None:
+        async for delta in model_for(chat_server).stream(QUESTION):
+            received.append(delta)
+            first.set()
+
+    task = asyncio.create_task(consume())
+    await first.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert received == ["first"]
+
+
+async def test_closing_the_stream_early_is_clean(chat_server: FakeChatServer) -> None:
+    chat_server.responder = stall_after(sse_event(delta_chunk("first")))
+    stream = model_for(chat_server).stream(QUESTION)
+    assert await anext(stream) == "first"
+    await stream.aclose()
