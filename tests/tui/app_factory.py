@@ -108,5 +108,6 @@ def build_harness(
         clock=lambda: FIXED_NOW_MS,
         owns_workspace=True,
         show_inspector=show_inspector,
+        cursor_blink=False,
     )
     return Harness(app=app, workspace=workspace, store=store, session_ids=session_ids)

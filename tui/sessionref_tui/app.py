@@ -73,7 +73,7 @@ class SessionrefApp(App[None]):
 
     `session_id` opens that session; otherwise a new session is created in the
     workspace's cwd. `clock` feeds the relative ages. With `owns_workspace`, the
-    workspace is closed when the app exits.
+    workspace is closed when the app exits. `cursor_blink=False` keeps snapshots stable.
     """
 
     CSS_PATH = "app.tcss"
@@ -99,6 +99,7 @@ class SessionrefApp(App[None]):
         clock: Clock | None = None,
         owns_workspace: bool = False,
         show_inspector: bool = False,
+        cursor_blink: bool = True,
     ) -> None:
         super().__init__()
         self.workspace = workspace
@@ -107,6 +108,7 @@ class SessionrefApp(App[None]):
         self._initial_session_id = session_id
         self._owns_workspace = owns_workspace
         self._show_inspector = show_inspector
+        self._cursor_blink = cursor_blink
         self._agent: Any = None
         self._last_seq: int = -1
         self._submit_signal: AbortSignal | None = None
@@ -121,7 +123,12 @@ class SessionrefApp(App[None]):
             yield Sidebar(id="sidebar")
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
-                yield Composer(WorkspaceMentionSource(self), now_ms=self.now_ms, id="composer")
+                yield Composer(
+                    WorkspaceMentionSource(self),
+                    now_ms=self.now_ms,
+                    cursor_blink=self._cursor_blink,
+                    id="composer",
+                )
             yield Inspector(id="inspector")
         yield StatusBar(id="status-bar")
         yield Footer()

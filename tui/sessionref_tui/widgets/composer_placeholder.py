@@ -46,7 +46,9 @@ class PlaceholderComposer(Vertical):
             super().__init__()
             self.value = value
 
-    def __init__(self, source: Any = None, *, now_ms: Any = None, id: str | None = None) -> None:
+    def __init__(
+        self, source: Any = None, *, now_ms: Any = None, cursor_blink: bool = True, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.source = source
 
