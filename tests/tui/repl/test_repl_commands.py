@@ -1,0 +1,76 @@
+"""Slash commands of the line mode."""
+
+from __future__ import annotations
+
+from repl_harness import Harness
+
+
+async def test_title_renames_the_current_session_and_updates_the_toolbar(harness: Harness) -> None:
+    harness.type("/title Parser review\r")
+    await harness.until(lambda: harness.store.title(harness.mode.agent.id) == "Parser review")
+    await harness.until(lambda: harness.printed("title: Parser review"))
+    toolbar = "".join(text for _style, text in harness.mode._toolbar())
+    assert "Parser review" in toolbar and "/home/ana/work" in toolbar and "gated test model" in toolbar
+    assert "idle" in toolbar
+
+
+async def test_sessions_lists_candidates_ranked_like_completion(harness: Harness) -> None:
+    harness.type("/sessions ab\r")
+    await harness.until(lambda: harness.printed("Abacus"))
+    rows = [line for line in harness.mode.transcript.lines if "ABNF" in line or "Abacus" in line]
+    assert rows[0].startswith("ABNF parser notes") and rows[1].startswith("Abacus")
+    assert "●" in rows[0] and "●" not in rows[1]
+
+
+async def test_switch_by_title_then_new(harness: Harness) -> None:
+    first = harness.mode.agent.id
+    harness.type("/switch abacus\r")
+    await harness.until(lambda: harness.mode.agent.id == "abacus-id")
+    await harness.until(lambda: harness.printed("you › counting beads"))  # recent messages replayed
+    harness.type("/switch abnf-notes\r")
+    await harness.until(lambda: harness.mode.agent.id == "abnf-notes")
+    harness.type("/new\r")
+    await harness.until(lambda: harness.mode.agent.id not in ("abnf-notes", first))
+    assert harness.store.record(harness.mode.agent.id).cwd == "/home/ana/work"
+
+
+async def test_switch_to_an_unknown_session_is_an_error(harness: Harness) -> None:
+    harness.type("/switch nothing-like-this\r")
+    await harness.until(lambda: harness.printed("REPL_NO_SUCH_SESSION"))
+
+
+async def test_log_lists_seq_type_source_and_preview(harness: Harness) -> None:
+    harness.type("hi\r")
+    await harness.until(lambda: any(e["type"] == "turn/end" for e in harness.events()))
+    harness.type("/log\r")
+    await harness.until(lambda: harness.printed("turn/end"))
+    rows = [line for line in harness.mode.transcript.lines if "user/message" in line]
+    assert rows and rows[-1].split()[:4] == ["2", "user/message", "user", "hi"]
+
+
+async def test_compact_writes_a_checkpoint(harness: Harness) -> None:
+    harness.type("hi\r")
+    await harness.until(lambda: any(e["type"] == "turn/end" for e in harness.events()))
+    harness.type("/compact\r")
+    await harness.until(lambda: harness.printed("compacted:"))
+    checkpoint = harness.events()[-1]
+    assert checkpoint["data"]["source"]["plugin"] == "compact"
+    assert harness.printed("⟲ compacted › summary of everything so far")
+
+
+async def test_compact_with_nothing_to_compact_reports_the_code(harness: Harness) -> None:
+    harness.type("/compact\r")
+    await harness.until(lambda: harness.printed("AGENT_NOTHING_TO_COMPACT"))
+
+
+async def test_help_and_unknown_commands(harness: Harness) -> None:
+    harness.type("/help\r")
+    await harness.until(lambda: harness.printed("/switch <id or title>"))
+    harness.type("/frobnicate\r")
+    await harness.until(lambda: harness.printed("REPL_UNKNOWN_COMMAND"))
+
+
+async def test_mentions_inside_slash_commands_are_not_parsed(harness: Harness) -> None:
+    harness.type("/title about @[bad](dsh-session:IiJ)\r")
+    await harness.until(lambda: harness.store.title(harness.mode.agent.id) is not None)
+    assert harness.store.title(harness.mode.agent.id) == "about @[bad](dsh-session:IiJ)"
