@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from repl_harness import Harness
+from sessionref_tui.repl.commands import log_rows
 
 
 async def test_title_renames_the_current_session_and_updates_the_toolbar(harness: Harness) -> None:
@@ -74,3 +75,18 @@ async def test_mentions_inside_slash_commands_are_not_parsed(harness: Harness) -
     harness.type("/title about @[bad](dsh-session:IiJ)\r")
     await harness.until(lambda: harness.store.title(harness.mode.agent.id) is not None)
     assert harness.store.title(harness.mode.agent.id) == "about @[bad](dsh-session:IiJ)"
+
+
+def test_log_rows_fold_chunk_runs_into_one_row() -> None:
+    def chunk(seq: int, text: str) -> dict:
+        delta = {"type": "text-delta", "text": text}
+        return {"type": "assistant/chunk", "seq": seq, "data": {"chunk": delta}}
+
+    events = [{"type": "step/start", "seq": 0, "data": {"turn": 1, "step": 1}},
+              chunk(1, "Hel"), chunk(2, "lo "), chunk(3, "you"),
+              {"type": "step/end", "seq": 4, "data": {"turn": 1, "step": 1}}]
+    assert log_rows(events) == [
+        ("0", "step/start", "", "turn=1 step=1"),
+        ("1–3", "assistant/chunk ×3", "", "Hello you"),
+        ("4", "step/end", "", "turn=1 step=1"),
+    ]

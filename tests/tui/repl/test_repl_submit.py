@@ -56,7 +56,8 @@ async def test_running_send_steers_with_the_same_order(harness: Harness) -> None
     await harness.until(lambda: harness.mode.agent.status == "running"
                         and any(e["type"] == "assistant/chunk" for e in harness.events()))
     harness.type(f"also {ABNF}\r")
-    await harness.until(lambda: harness.printed("sent while the reply runs"))
+    await harness.until(lambda: len(harness.mode.agent.pending()) == 2)  # snapshot + prompt, one claim
+    assert "2 queued" in "".join(text for _style, text in harness.mode._toolbar())
     harness.model.gate.set()
     await harness.until(lambda: finished_turns(harness) == 1 and harness.mode.agent.status == "idle")
     assert kinds(harness.events()) == [

@@ -218,12 +218,11 @@ class LineMode:
         signal = AbortSignal()
         self._preparing = signal
         agent = self._agent
-        running = agent.status == "running"
-        task = asyncio.get_running_loop().create_task(self._submit(agent, text, signal, running))
+        task = asyncio.get_running_loop().create_task(self._submit(agent, text, signal))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _submit(self, agent: Agent, text: str, signal: AbortSignal, was_running: bool) -> None:
+    async def _submit(self, agent: Agent, text: str, signal: AbortSignal) -> None:
         try:
             result = await self.workspace.submit(agent, text, signal=signal)
         except asyncio.CancelledError:
@@ -237,8 +236,6 @@ class LineMode:
             if self._preparing is signal:
                 self._preparing = None
             self._invalidate()
-        if was_running:
-            self.transcript.notice("(sent while the reply runs: it enters at the next step)")
         outcome = await result.ticket.outcome()
         if outcome != "entered":
             self._restore_draft(text)
@@ -397,9 +394,8 @@ class LineMode:
     def _show_store_events(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         if session_id != self._agent.id:
             return
-        for event in events:
-            if event.get("type") == "session/title":
-                self._title = self.workspace.store.title(session_id)
+        if any(event.get("type") in ("session/title", "user/message") for event in events):
+            self._title = self.workspace.store.title(session_id)  # index lookup: fallback titles too
         self.transcript.show_events(events)
 
     def _replay_recent(self, session_id: str, limit: int = 6) -> None:
@@ -428,6 +424,9 @@ class LineMode:
         if self.preparing:
             fragments += [("class:toolbar.hint", " preparing… (Ctrl+C cancels)"), ("", "\n")]
         agent = self._agent
+        queued = len(agent.pending())
+        if queued:
+            fragments += [("class:toolbar.hint", f" {queued} queued: enters at the next step"), ("", "\n")]
         status = agent.status
         title = truncate_end(inert(self._title or "untitled"), 40)
         cwd = truncate_middle(inert(agent.cwd), 40) if agent.cwd else "(no cwd)"

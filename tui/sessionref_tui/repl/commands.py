@@ -159,19 +159,47 @@ async def _compact(host: CommandHost, _argument: str) -> None:
     host.in_background("compact", compact())
 
 
+def _chunk_text(event: dict[str, Any]) -> str:
+    data = event.get("data")
+    chunk = data.get("chunk") if isinstance(data, dict) else None
+    return str(chunk.get("text", "")) if isinstance(chunk, dict) else ""
+
+
+def log_rows(events: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """(seq, type, source kind, preview) per event; a run of `assistant/chunk` events is one row `a–b`."""
+    rows: list[tuple[str, str, str, str]] = []
+    index = 0
+    while index < len(events):
+        event = events[index]
+        if event.get("type") == "assistant/chunk":
+            end = index
+            while end + 1 < len(events) and events[end + 1].get("type") == "assistant/chunk":
+                end += 1
+            text = "".join(_chunk_text(chunk) for chunk in events[index : end + 1])
+            merged = {"type": "assistant/chunk", "data": {"chunk": {"text": text}}}
+            count = end - index + 1
+            seq = str(event.get("seq", "?"))
+            if count > 1:
+                seq += f"–{events[end].get('seq', '?')}"
+            rows.append((seq, f"assistant/chunk ×{count}", "", event_preview(merged)))
+            index = end + 1
+            continue
+        kind = truncate_end(inert(str(event.get("type", ""))), 20)
+        rows.append((str(event.get("seq", "?")), kind, inert(event_source_kind(event)), event_preview(event)))
+        index += 1
+    return rows
+
+
 async def _log(host: CommandHost, _argument: str) -> None:
     _header, events = host.workspace.store.read_log(host.agent.id)
     if not events:
         host.transcript.notice("(the log has no events yet)")
-    for event in events:
-        seq = event.get("seq", "?")
-        kind = truncate_end(inert(str(event.get("type", ""))), 20)
-        source = event_source_kind(event)
+    for seq, kind, source, preview in log_rows(events):
         host.transcript.print([
-            ("class:log.seq", f"{seq:>5}  "),
+            ("class:log.seq", f"{seq:>9}  "),
             ("class:log.type", f"{kind:<20} "),
-            ("class:log.source", f"{inert(source):<17} "),
-            ("class:log.preview", event_preview(event)),
+            ("class:log.source", f"{source:<17} "),
+            ("class:log.preview", preview),
         ])
 
 
