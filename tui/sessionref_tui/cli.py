@@ -149,12 +149,21 @@ def _store_root(args: argparse.Namespace) -> Path:
     return default_store_root()
 
 
-def _progress_printer() -> Callable[[int, int], None]:
-    """A `progress(done, total)` callback printing a percentage on stderr, at most once per percent."""
+LARGE_STORE_SESSIONS: Final = 500
+"""First-time indexing of at least this many sessions prints progress on stderr."""
+
+
+def progress_printer(*, threshold: int = LARGE_STORE_SESSIONS) -> Callable[[int, int], None]:
+    """A `progress(done, total)` callback printing a percentage on stderr, at most once per percent.
+
+    Stays silent when fewer than `threshold` sessions are being indexed.
+    """
     last = -1
 
     def progress(done: int, total: int) -> None:
         nonlocal last
+        if total < threshold:
+            return
         percent = 100 if total <= 0 else done * 100 // total
         if percent == last:
             return
@@ -172,7 +181,7 @@ def open_cli_store(args: argparse.Namespace) -> SessionStore:
     root = _store_root(args)
     if args.store is not None and not root.is_dir():
         raise CliError("CLI_STORE_NOT_FOUND", f"store directory {inert(str(root))!r} does not exist")
-    return open_store(root, progress=_progress_printer())
+    return open_store(root, progress=progress_printer())
 
 
 def _error_parts(error: BaseException) -> tuple[str, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_store import HERE, HOSTILE_ID
 from sessionref.uri import parse_session_reference_text
-from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main, progress_printer
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -149,3 +149,15 @@ def test_default_store_comes_from_sessionref_home(store_root: Path, capsys, monk
     code, out, _ = run(capsys, "sessions", "--json")
     assert code == EXIT_OK
     assert {row["sessionId"] for row in json.loads(out)} == {"alpha", "beta", HOSTILE_ID}
+
+
+def test_progress_prints_on_stderr_only_for_large_first_time_indexing(capsys) -> None:
+    quiet = progress_printer(threshold=500)
+    quiet(10, 10)
+    assert capsys.readouterr().err == ""
+    loud = progress_printer(threshold=500)
+    for done in (250, 250, 500, 1000):
+        loud(done, 1000)
+    err = capsys.readouterr().err
+    assert err.count("indexing sessions") == 3  # the repeated percentage is not printed twice
+    assert err.endswith("indexing sessions: 1000/1000 (100%)\n")
