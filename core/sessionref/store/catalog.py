@@ -7,6 +7,7 @@ Callers hold the store lock around every method.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
 from sessionref.store.logfile import is_compressed
 from sessionref.store.scan import LogState, scan_log
-from sessionref.store.search import CandidateIndex
+from sessionref.store.search import OVERLAY_LIMIT, CandidateIndex, sort_key
 
 log = logging.getLogger("sessionref.store")
 
@@ -46,6 +47,15 @@ def _session_dirs(root: Path) -> Iterator[str]:
                 yield f"{project.name}/{session.name}"
 
 
+def _record(state: LogState) -> SessionRecord:
+    return SessionRecord(state.session_id or "", state.created_at, state.cwd)
+
+
+def _label(state: LogState) -> str:
+    title = state.label_title
+    return title if title is not None else state.session_id or ""
+
+
 def _preference(state: LogState) -> tuple[int, int, str]:
     folder = state.path.rsplit("/", 2)[-2]
     canonical = decode_session_segment(folder) == state.session_id
@@ -67,12 +77,12 @@ class Catalog:
     def refresh(self, progress: Progress | None = None) -> list[LogState]:
         """Catch every log up with its file; returns the states whose plain log ends in a torn line."""
         seen: set[str] = set()
-        changed: list[LogState] = []
+        changes: list[tuple[LogState | None, LogState | None]] = []
         folders = list(_session_dirs(self.root))
         new_folders = [
-            f
-            for f in folders
-            if f"{f}/{LOG_NAME}" not in self.states and f"{f}/{ZSTD_LOG_NAME}" not in self.states
+            folder
+            for folder in folders
+            if f"{folder}/{LOG_NAME}" not in self.states and f"{folder}/{ZSTD_LOG_NAME}" not in self.states
         ]
         report = progress is not None and len(new_folders) > 0
         total, done = len(new_folders), 0
@@ -86,7 +96,7 @@ class Catalog:
                     continue
                 seen.add(relative)
                 if state is not previous:
-                    changed.append(state)
+                    changes.append((previous, state))
                     self.states[relative] = state
             if report and folder in new_set:
                 done += 1
@@ -96,11 +106,10 @@ class Catalog:
             progress(total, total)
         gone = [path for path in self.states if path not in seen]
         for path in gone:
-            del self.states[path]
-        self.index.save(changed)
+            changes.append((self.states.pop(path), None))
+        self.index.save([after for _, after in changes if after is not None])
         self.index.delete(gone)
-        if changed or gone:
-            self.rebuild_ids()
+        self._apply_all(changes)
         return [s for s in self.states.values() if s.torn and not is_compressed(Path(s.path))]
 
     def rescan(self, state: LogState) -> LogState | None:
@@ -109,31 +118,78 @@ class Catalog:
         if updated is None:
             self.states.pop(state.path, None)
             self.index.delete([state.path])
-            self.rebuild_ids()
-            return None
-        if updated is not state:
-            title_before = state.label_title
+        elif updated is not state:
             self.states[updated.path] = updated
             self.index.save([updated])
-            if self.by_id.get(updated.session_id or "") is state:
-                self.by_id[updated.session_id or ""] = updated
-                if updated.label_title != title_before:
-                    self._candidates = None
-            else:
-                self.rebuild_ids()
+        if updated is not state:
+            self._apply_all([(state, updated)])
         return updated
 
     def add(self, state: LogState) -> None:
         """Register a log written by this store."""
         self.states[state.path] = state
         self.index.save([state])
-        self.rebuild_ids()
+        self._apply_all([(None, state)])
 
     def remove(self, state: LogState) -> None:
         """Forget a deleted log."""
         self.states.pop(state.path, None)
         self.index.delete([state.path])
-        self.rebuild_ids()
+        self._apply_all([(state, None)])
+
+    def _apply_all(self, changes: list[tuple[LogState | None, LogState | None]]) -> None:
+        if not changes:
+            return
+        if not all(self._apply(before, after) for before, after in changes):
+            self.rebuild_ids()
+        elif self._candidates is not None and self._candidates.overlay_size > OVERLAY_LIMIT:
+            self._candidates = None
+
+    def _apply(self, before: LogState | None, after: LogState | None) -> bool:
+        """Apply one change to the id map, list order and search in place; False if a rebuild is needed."""
+        if after is not None and after.problem is not None and before is None:
+            self._report(after.path, f"skipping {after.path}: {after.problem}")
+            return True
+        if before is not None and after is not None:
+            session_id = before.session_id
+            same = (
+                after.session_id == session_id
+                and before.problem is None
+                and after.problem is None
+                and (before.created_at, before.cwd) == (after.created_at, after.cwd)
+            )
+            if not same or session_id is None:
+                return False
+            if self.by_id.get(session_id) is not before:
+                return True
+            self.by_id[session_id] = after
+            if self._candidates is not None and after.label_title != before.label_title:
+                self._candidates.relabel(session_id, _label(after))
+            return True
+        if before is None and after is not None:
+            session_id = after.session_id
+            if session_id is None or session_id in self.by_id:
+                return False
+            self.by_id[session_id] = after
+            record = _record(after)
+            if self._records is not None:
+                bisect.insort(self._records, record, key=sort_key)
+            if self._candidates is not None:
+                self._candidates.add((record, _label(after)))
+            return True
+        if before is not None and after is None:
+            session_id = before.session_id
+            if session_id is None or self.by_id.get(session_id) is not before:
+                return before.problem is not None or session_id is None
+            if any(state.session_id == session_id for state in self.states.values()):
+                return False
+            del self.by_id[session_id]
+            if self._records is not None:
+                self._records = [r for r in self._records if r.id != session_id]
+            if self._candidates is not None:
+                self._candidates.remove(session_id)
+            return True
+        return True
 
     def rebuild_ids(self) -> None:
         """Recompute sessions by id from all states, skipping broken logs and resolving duplicates."""
@@ -163,16 +219,13 @@ class Catalog:
         """All sessions newest first (createdAt descending, then id ascending)."""
         if self._records is None:
             states = sorted(self.by_id.values(), key=lambda s: (-s.created_at, s.session_id or ""))
-            self._records = [SessionRecord(s.session_id or "", s.created_at, s.cwd) for s in states]
+            self._records = [_record(state) for state in states]
         return self._records
 
     def candidates(self) -> CandidateIndex:
         """The search structure over (record, label), rebuilt lazily after changes."""
         if self._candidates is None:
-            entries = []
-            for record in self.records():
-                title = self.by_id[record.id].label_title
-                entries.append((record, title if title is not None else record.id))
+            entries = [(record, _label(self.by_id[record.id])) for record in self.records()]
             self._candidates = CandidateIndex(entries)
         return self._candidates
 

@@ -1,66 +1,121 @@
 """In-memory candidate search over the discovery index (contract.md §6.1 semantics, at C speed).
 
-Entries are kept in `list_sessions` order. Each group (sessions in one cwd, sessions without a
-cwd, all sessions with a cwd) has one lower-cased haystack string, `id NUL label` per entry,
-entries joined by NUL, scanned with `str.find`. A cwd matches once per distinct cwd. Results
-are produced in (rank, list position) order and scanning stops as soon as `limit` are found.
+Entries are kept in `list_sessions` order (newest first). Each group of entries (one cwd, no
+cwd, all with a cwd) keeps two lower-cased haystacks, ids and labels, entries joined by NUL and
+scanned with `str.find`; a haystack whose characters cannot contain the needle is skipped (ids
+are usually hex UUIDs, so a word skips them). A cwd is matched once per distinct cwd. Results
+come in (rank, list position) order and scanning stops once `limit` are found.
+
+Changes after a build go to a small overlay (relabelled, added and removed sessions) merged in
+at query time; the structure is rebuilt once the overlay grows. A needle whose full match list
+is known (an earlier scan ran to the end) narrows typed extensions of it without a scan.
 """
 
 from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from sessionref.query import SessionRecord
 
 SEPARATOR = "\x00"
+Entry = tuple[SessionRecord, str]
+OVERLAY_LIMIT = 256
+_CACHE_SIZE = 16
+
+
+def sort_key(record: SessionRecord) -> tuple[int, str]:
+    """The `list_sessions` order: createdAt descending, then id ascending."""
+    return (-record.created_at, record.id)
+
+
+def rank_of(cwd: str | None, target_cwd: str | None) -> int:
+    """0 for the target's own cwd, 1 for no cwd, 2 for any other cwd."""
+    if cwd is None:
+        return 1
+    return 0 if cwd == target_cwd else 2
+
+
+def entry_matches(entry: Entry, needle: str) -> bool:
+    """The generic filter: `needle` in the lower-cased id, cwd or label."""
+    record, label = entry
+    return (
+        needle in record.id.lower()
+        or needle in label.lower()
+        or (record.cwd is not None and needle in record.cwd.lower())
+    )
 
 
 @dataclass(slots=True)
-class _Group:
-    """Entries (list positions, ascending) searched together through one haystack."""
-
-    positions: list[int]
-    haystack: str = ""
-    starts: list[int] = field(default_factory=list)
-    chars: frozenset[str] = frozenset()
+class _Haystack:
+    text: str
+    starts: list[int]
+    chars: frozenset[str]
 
     @classmethod
-    def build(cls, positions: list[int], keys: Sequence[str]) -> _Group:
+    def build(cls, parts: list[str]) -> _Haystack:
         starts: list[int] = []
         offset = 0
-        for position in positions:
+        for part in parts:
             starts.append(offset)
-            offset += len(keys[position]) + 1
-        haystack = SEPARATOR.join(keys[position] for position in positions)
-        return cls(positions, haystack, starts, frozenset(haystack))
+            offset += len(part) + 1
+        text = SEPARATOR.join(parts)
+        return cls(text, starts, frozenset(text))
 
-    def matches(self, needle: str) -> Iterator[int]:
-        """List positions whose id or label contains `needle`, in ascending order."""
+    def slots(self, needle: str) -> Iterator[int]:
+        """Indexes of the parts containing `needle`, ascending."""
         if not set(needle) <= self.chars:
             return
-        haystack, starts, positions = self.haystack, self.starts, self.positions
-        find = haystack.find
+        find, starts, last = self.text.find, self.starts, len(self.starts) - 1
         start = 0
         while True:
             hit = find(needle, start)
             if hit < 0:
                 return
             slot = bisect_right(starts, hit) - 1
-            yield positions[slot]
-            if slot + 1 >= len(starts):
+            yield slot
+            if slot >= last:
                 return
             start = starts[slot + 1]
+
+
+@dataclass(slots=True)
+class _Group:
+    """Entries (list positions, ascending) searched together."""
+
+    positions: list[int]
+    ids: _Haystack
+    labels: _Haystack
+
+    @classmethod
+    def build(cls, positions: list[int], ids: Sequence[str], labels: Sequence[str]) -> _Group:
+        return cls(
+            positions,
+            _Haystack.build([ids[p] for p in positions]),
+            _Haystack.build([labels[p] for p in positions]),
+        )
+
+    def matches(self, needle: str) -> Iterator[int]:
+        """List positions whose id or (built) label contains `needle`, ascending, without repeats."""
+        positions = self.positions
+        previous = -1
+        for slot in heapq.merge(self.ids.slots(needle), self.labels.slots(needle)):
+            if slot != previous:
+                previous = slot
+                yield positions[slot]
 
 
 class CandidateIndex:
     """Ranked substring search over (record, label) entries given in `list_sessions` order."""
 
-    def __init__(self, entries: Sequence[tuple[SessionRecord, str]]) -> None:
+    def __init__(self, entries: Sequence[Entry]) -> None:
         self._entries = list(entries)
-        self._keys = [f"{record.id.lower()}{SEPARATOR}{label.lower()}" for record, label in self._entries]
+        ids = [record.id.lower() for record, _ in self._entries]
+        labels = [label.lower() for _, label in self._entries]
+        self._position_of = {record.id: p for p, (record, _) in enumerate(self._entries)}
         by_cwd: dict[str, list[int]] = {}
         no_cwd: list[int] = []
         with_cwd: list[int] = []
@@ -70,85 +125,169 @@ class CandidateIndex:
             else:
                 with_cwd.append(position)
                 by_cwd.setdefault(record.cwd, []).append(position)
+        self._ids, self._labels = ids, labels
         self._by_cwd = by_cwd
         self._cwd_lower = {cwd: cwd.lower() for cwd in by_cwd}
-        self._no_cwd = _Group.build(no_cwd, self._keys)
-        self._with_cwd = _Group.build(with_cwd, self._keys)
-        self._cwd_groups: dict[str, _Group] = {}
+        self._no_cwd = _Group.build(no_cwd, ids, labels)
+        self._with_cwd = _Group.build(with_cwd, ids, labels)
+        self._cwd_groups: OrderedDict[str, _Group] = OrderedDict()
+        self._relabelled: dict[int, str] = {}
+        self._added: dict[str, Entry] = {}
+        self._removed: set[str] = set()
+        self._complete: OrderedDict[tuple[str | None, str], list[Entry]] = OrderedDict()
 
-    def __len__(self) -> int:
-        return len(self._entries)
+    # -- overlay -------------------------------------------------------------------------------
+
+    @property
+    def overlay_size(self) -> int:
+        """How many changes are pending since the build (the owner rebuilds past `OVERLAY_LIMIT`)."""
+        return len(self._relabelled) + len(self._added) + len(self._removed)
+
+    def relabel(self, session_id: str, label: str) -> None:
+        """Give a session a new label without a rebuild."""
+        self._complete.clear()
+        if session_id in self._added:
+            self._added[session_id] = (self._added[session_id][0], label)
+            return
+        position = self._position_of.get(session_id)
+        if position is not None:
+            self._relabelled[position] = label
+
+    def add(self, entry: Entry) -> None:
+        """Add a session (not yet in the built entries) without a rebuild."""
+        self._complete.clear()
+        self._removed.discard(entry[0].id)
+        if entry[0].id not in self._position_of:
+            self._added[entry[0].id] = entry
+
+    def remove(self, session_id: str) -> None:
+        """Drop a session without a rebuild."""
+        self._complete.clear()
+        self._added.pop(session_id, None)
+        if session_id in self._position_of:
+            self._removed.add(session_id)
+
+    def _entry(self, position: int) -> Entry:
+        record, label = self._entries[position]
+        return (record, self._relabelled.get(position, label))
+
+    # -- scanning ------------------------------------------------------------------------------
 
     def _cwd_group(self, cwd: str) -> _Group:
         group = self._cwd_groups.get(cwd)
         if group is None:
             if len(self._cwd_groups) >= 16:
-                self._cwd_groups.pop(next(iter(self._cwd_groups)))
-            group = _Group.build(self._by_cwd.get(cwd, []), self._keys)
+                self._cwd_groups.popitem(last=False)
+            group = _Group.build(self._by_cwd.get(cwd, []), self._ids, self._labels)
             self._cwd_groups[cwd] = group
         return group
 
-    def _ranked_positions(self, target_cwd: str | None, needle: str) -> Iterator[int]:
-        if needle == "":
-            if target_cwd is not None:
-                yield from self._by_cwd.get(target_cwd, [])
-            yield from self._no_cwd.positions
-            yield from (p for p in self._with_cwd.positions if self._entries[p][0].cwd != target_cwd)
+    def _group_matches(self, group: _Group, needle: str) -> Iterator[int]:
+        """Positions in `group` matching `needle`, with relabelled positions judged on their new label."""
+        relabelled = self._relabelled
+        if not relabelled:
+            yield from group.matches(needle)
             return
-        if target_cwd is not None and target_cwd in self._by_cwd:
-            if needle in self._cwd_lower[target_cwd]:
-                yield from self._by_cwd[target_cwd]
-            else:
-                yield from self._cwd_group(target_cwd).matches(needle)
-        yield from self._no_cwd.matches(needle)
-        cwd_hits = [
-            self._by_cwd[cwd]
-            for cwd, lowered in self._cwd_lower.items()
-            if cwd != target_cwd and needle in lowered
-        ]
+        changed = sorted(
+            p for p, label in relabelled.items() if needle in label.lower() and _in_group(group, p)
+        )
         previous = -1
-        for position in heapq.merge(self._with_cwd.matches(needle), *cwd_hits):
+        for position in heapq.merge(group.matches(needle), changed):
             if position == previous:
                 continue
             previous = position
-            if self._entries[position][0].cwd != target_cwd:
-                yield position
+            if position in relabelled and not (
+                needle in relabelled[position].lower() or needle in self._ids[position]
+            ):
+                continue
+            yield position
 
-    def _plain_scan(self, target_cwd: str | None, needle: str) -> Iterator[int]:
-        def matches(position: int) -> bool:
-            record, label = self._entries[position]
-            return (
-                needle in record.id.lower()
-                or needle in label.lower()
-                or (record.cwd is not None and needle in self._cwd_lower[record.cwd])
+    def _base_by_rank(self, target_cwd: str | None, needle: str) -> list[Iterable[int]]:
+        if needle == "":
+            own = self._by_cwd.get(target_cwd, []) if target_cwd is not None else []
+            others = (p for p in self._with_cwd.positions if self._entries[p][0].cwd != target_cwd)
+            return [own, self._no_cwd.positions, others]
+        own: Iterable[int] = []
+        if target_cwd is not None and target_cwd in self._by_cwd:
+            own = (
+                self._by_cwd[target_cwd]
+                if needle in self._cwd_lower[target_cwd]
+                else self._group_matches(self._cwd_group(target_cwd), needle)
             )
+        return [own, self._group_matches(self._no_cwd, needle), self._other_cwds(target_cwd, needle)]
 
-        def rank(position: int) -> tuple[int, int]:
-            cwd = self._entries[position][0].cwd
-            return (1 if cwd is None else 0 if cwd == target_cwd else 2), position
+    def _other_cwds(self, target_cwd: str | None, needle: str) -> Iterator[int]:
+        cwd_hits = [
+            positions
+            for cwd, positions in self._by_cwd.items()
+            if cwd != target_cwd and needle in self._cwd_lower[cwd]
+        ]
+        previous = -1
+        for position in heapq.merge(self._group_matches(self._with_cwd, needle), *cwd_hits):
+            if position != previous:
+                previous = position
+                if self._entries[position][0].cwd != target_cwd:
+                    yield position
 
-        return iter(sorted(filter(matches, range(len(self._entries))), key=rank))
+    def _ranked(self, target_cwd: str | None, needle: str) -> Iterator[Entry]:
+        added_by_rank: list[list[Entry]] = [[], [], []]
+        for entry in self._added.values():
+            if not needle or entry_matches(entry, needle):
+                added_by_rank[rank_of(entry[0].cwd, target_cwd)].append(entry)
+        removed = self._removed
+        for rank, positions in enumerate(self._base_by_rank(target_cwd, needle)):
+            base = (self._entry(p) for p in positions if not removed or self._entries[p][0].id not in removed)
+            extra = sorted(added_by_rank[rank], key=lambda entry: sort_key(entry[0]))
+            yield from heapq.merge(base, extra, key=lambda entry: sort_key(entry[0])) if extra else base
 
-    def search(
-        self, *, exclude_id: str, target_cwd: str | None, needle: str, limit: int
-    ) -> list[tuple[SessionRecord, str]]:
+    def _plain(self, target_cwd: str | None, needle: str) -> Iterator[Entry]:
+        entries = [
+            self._entry(p) for p in range(len(self._entries)) if self._entries[p][0].id not in self._removed
+        ]
+        entries.extend(self._added.values())
+        entries.sort(key=lambda entry: sort_key(entry[0]))
+        matching = [entry for entry in entries if entry_matches(entry, needle)]
+        return iter(sorted(matching, key=lambda entry: rank_of(entry[0].cwd, target_cwd)))
+
+    def _narrowed(self, target_cwd: str | None, needle: str) -> list[Entry] | None:
+        for (cwd, known), entries in reversed(self._complete.items()):
+            if cwd == target_cwd and known in needle:
+                return [entry for entry in entries if entry_matches(entry, needle)]
+        return None
+
+    def _remember(self, target_cwd: str | None, needle: str, entries: list[Entry]) -> None:
+        self._complete[(target_cwd, needle)] = entries
+        self._complete.move_to_end((target_cwd, needle))
+        if len(self._complete) > _CACHE_SIZE:
+            self._complete.popitem(last=False)
+
+    def search(self, *, exclude_id: str, target_cwd: str | None, needle: str, limit: int) -> list[Entry]:
         """Up to `limit` (record, label) pairs whose lower-cased id, cwd or label contains `needle`.
 
         Ordered by rank (same cwd 0, no cwd 1, other cwd 2) then list position; `exclude_id` is skipped.
         """
-        positions = (
-            self._plain_scan(target_cwd, needle)
-            if SEPARATOR in needle
-            else self._ranked_positions(target_cwd, needle)
-        )
-        found: list[tuple[SessionRecord, str]] = []
         if limit <= 0:
-            return found
-        for position in positions:
-            entry = self._entries[position]
+            return []
+        if SEPARATOR in needle:
+            stream: Iterator[Entry] = self._plain(target_cwd, needle)
+        else:
+            known = self._narrowed(target_cwd, needle) if needle else None
+            stream = iter(known) if known is not None else self._ranked(target_cwd, needle)
+        found: list[Entry] = []
+        seen: list[Entry] = []
+        for entry in stream:
+            seen.append(entry)
             if entry[0].id == exclude_id:
                 continue
             found.append(entry)
             if len(found) >= limit:
-                break
+                return found
+        if needle and SEPARATOR not in needle:
+            self._remember(target_cwd, needle, seen)
         return found
+
+
+def _in_group(group: _Group, position: int) -> bool:
+    positions = group.positions
+    slot = bisect_right(positions, position) - 1
+    return slot >= 0 and positions[slot] == position

@@ -96,6 +96,7 @@ class SessionStore:
             for state in torn:
                 self._repair(state)
             self._catalog.rebuild_ids()
+            self._catalog.candidates()  # built now so the first keystroke does not pay for it
 
     # -- internals -----------------------------------------------------------------------------
 

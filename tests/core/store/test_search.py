@@ -108,3 +108,46 @@ def test_candidate_index_with_zero_limit_and_empty_entries() -> None:
     assert index.search(exclude_id="", target_cwd=None, needle="a", limit=5) == []
     entry = (SessionRecord("a", 1, None), "A")
     assert CandidateIndex([entry]).search(exclude_id="", target_cwd=None, needle="a", limit=0) == []
+
+
+async def test_search_stays_equal_while_the_store_changes(tmp_path: Path) -> None:
+    """Renames, new and deleted sessions go through the overlay; typed prefixes hit the narrowing cache."""
+    rng = random.Random(7)
+    store = build_store(tmp_path / "root", rng, 150)
+    created = 0
+
+    async def compare(needle: str, target: str | None, exclude: str, limit: int) -> None:
+        records = list(await store.list_sessions())
+        titles = dict(await store.read_titles([r.id for r in records]))
+        expected = generic(records, titles, exclude, target, needle, limit)
+        got = await store.search_candidates(exclude_id=exclude, target_cwd=target, needle=needle, limit=limit)
+        assert list(got) == expected, (needle, target, exclude, limit)
+
+    for _round in range(60):
+        ids = [record.id for record in await store.list_sessions()]
+        action = rng.randrange(4)
+        if action == 0:
+            store.rename(
+                rng.choice(ids), " ".join(rng.choice([*WORDS[:-3], "zebra"]) for _ in range(2)) or "t"
+            )
+        elif action == 1:
+            created += 1
+            cwd = rng.choice(CWDS)
+            store.create_session(cwd=cwd, session_id=f"new-{created}", created_at=rng.randrange(6))
+        elif action == 2 and len(ids) > 10:
+            store.delete_session(rng.choice(ids))
+        else:
+            target_id = rng.choice(ids)
+            message = {"source": {"kind": "user"}, "content": [{"type": "text", "text": "zebra crossing"}]}
+            store.append(target_id, [{"type": "user/message", "data": message, "surfaceOp": "append"}])
+        query = rng.choice(["zebra", "fix parser", "new-1", "/w/app", "s-0", "σί"])
+        target = rng.choice(CWDS)
+        exclude = rng.choice([*ids, "none"])
+        for length in range(len(query) + 1):
+            await compare(query[:length], target, exclude, rng.choice([2, 50]))
+    fresh = open_store(store.root)
+    assert await fresh.list_sessions() == await store.list_sessions()
+    ids = [record.id for record in await store.list_sessions()]
+    assert await fresh.read_titles(ids) == await store.read_titles(ids)
+    fresh.close()
+    store.close()
