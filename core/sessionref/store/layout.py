@@ -6,6 +6,7 @@ compressed DSH logs). The project key is lossy on purpose: the header's `cwd` is
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sessionref.store.errors import STORE_INVALID_ID, StoreError
@@ -14,6 +15,7 @@ LOG_NAME = "session.jsonl"
 ZSTD_LOG_NAME = "session.jsonl.zstd"
 NO_CWD_DIR = "_no-cwd"
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
 _SEPARATORS = frozenset("/\\:")
 _PROJECT_KEY_CHARS = 251
 _MAX_SEGMENT_BYTES = 255
@@ -50,6 +52,8 @@ def encode_session_segment(session_id: str) -> str:
 
 def decode_session_segment(segment: str) -> str | None:
     """The id a segment written by `encode_session_segment` stands for, or None if it is not one."""
+    if "~" not in segment:
+        return segment if _PLAIN_SEGMENT.fullmatch(segment) and segment not in (".", "..") else None
     units: list[int] = []
     i = 0
     while i < len(segment):

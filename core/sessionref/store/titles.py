@@ -35,6 +35,9 @@ _INVISIBLE = frozenset(
 )
 _WHITESPACE_CONTROLS = frozenset("\t\n\v\f\r")
 _WHITESPACE_RUN = re.compile(r"\s+")
+# Printable ASCII and whitespace controls never need the per-character check.
+_SUSPECT = re.compile(r"[^\x20-\x7e\t\n\v\f\r]")
+FALLBACK_SCAN_CHARS = 4096
 
 
 def _is_stripped(char: str) -> bool:
@@ -45,6 +48,11 @@ def _is_stripped(char: str) -> bool:
     # Only tab, newline, vertical tab, form feed and carriage return (whitespace in JavaScript
     # too) are kept here, to be collapsed to a space; NEL and the separators U+001C-U+001F go.
     return category in ("Cc", "Cf", "Cs") and char not in _WHITESPACE_CONTROLS
+
+
+def _drop_if_stripped(match: re.Match[str]) -> str:
+    char = match.group()
+    return "" if _is_stripped(char) else char
 
 
 def _clip_to_bytes(text: str, budget: int) -> str:
@@ -63,7 +71,7 @@ def normalize_title(text: object) -> str | None:
     if not isinstance(text, str):
         return None
     without_sequences = _ESCAPE_SEQUENCE.sub("", text)
-    visible = "".join(char for char in without_sequences if not _is_stripped(char))
+    visible = _SUSPECT.sub(_drop_if_stripped, without_sequences)
     collapsed = _WHITESPACE_RUN.sub(" ", visible).strip()
     clipped = _clip_to_bytes(collapsed, TITLE_BYTE_BUDGET).rstrip()
     return clipped or None
@@ -92,7 +100,7 @@ def is_direct_user_message(message: object) -> bool:
 
 def fallback_title(message: Mapping[str, Any]) -> str | None:
     """DSH-style fallback title of a direct user message: its first five words, at most 40 characters."""
-    normalized = normalize_title(message_text(message))
+    normalized = normalize_title(message_text(message)[:FALLBACK_SCAN_CHARS])
     if normalized is None:
         return None
     words = " ".join(normalized.split(" ")[:FALLBACK_TITLE_WORDS])
