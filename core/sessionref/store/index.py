@@ -59,10 +59,14 @@ def index_path_for(root: Path) -> Path:
     return cache / f"{digest}.sqlite"
 
 
-def _remove_index_files(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(str(path) + suffix)
+def _remove_index_files(path: Path) -> bool:
+    try:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(str(path) + suffix)
+    except OSError:
+        return False
+    return True
 
 
 class DiscoveryIndex:
@@ -80,6 +84,7 @@ class DiscoveryIndex:
 
     def _open(self) -> sqlite3.Connection:
         existed = self.path.exists()
+        connection: sqlite3.Connection | None = None
         try:
             if not existed:
                 raise FileNotFoundError(self.path)
@@ -89,19 +94,35 @@ class DiscoveryIndex:
                 connection.execute("PRAGMA journal_mode = WAL")
                 connection.execute("PRAGMA synchronous = NORMAL")
                 return connection
-            connection.close()
             reason = "it has another schema version"
         except FileNotFoundError:
             reason = "it does not exist"
         except sqlite3.DatabaseError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                return self._private(f"{self.path} is locked by another process")
             reason = f"it is unreadable ({error})"
+        if connection is not None:
+            connection.close()
         if existed:
             log.warning("rebuilding the discovery index %s: %s", self.path, reason)
-        _remove_index_files(self.path)
+            if not _remove_index_files(self.path):
+                return self._private(f"{self.path} cannot be replaced")
+        self.rebuilt = True
+        try:
+            connection = self._connect()
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.executescript(_SCHEMA)
+        except sqlite3.Error as error:
+            return self._private(f"{self.path} cannot be created ({error})")
+        return connection
+
+    def _private(self, reason: str) -> sqlite3.Connection:
+        """An in-memory index for this process only, when the shared file cannot be used."""
+        log.warning("using a private in-memory discovery index: %s", reason)
+        self.path = Path(":memory:")
         self.rebuilt = True
         connection = self._connect()
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
         connection.executescript(_SCHEMA)
         return connection
 
@@ -121,17 +142,24 @@ class DiscoveryIndex:
         rows = [tuple(getattr(state, column) for column in _COLUMNS) for state in states]
         if not rows:
             return
-        with self._transaction():
-            self._connection.executemany(
-                f"INSERT OR REPLACE INTO logs ({', '.join(_COLUMNS)}) VALUES ({placeholders})", rows
-            )
+        try:
+            with self._transaction():
+                self._connection.executemany(
+                    f"INSERT OR REPLACE INTO logs ({', '.join(_COLUMNS)}) VALUES ({placeholders})", rows
+                )
+        except sqlite3.Error as error:
+            # The index is a cache: the logs stay the truth and the next open catches up.
+            log.warning("cannot update the discovery index %s: %s", self.path, error)
 
     def delete(self, paths: Iterable[str]) -> None:
         """Forget rows for logs that no longer exist."""
         rows = [(path,) for path in paths]
         if rows:
-            with self._transaction():
-                self._connection.executemany("DELETE FROM logs WHERE path = ?", rows)
+            try:
+                with self._transaction():
+                    self._connection.executemany("DELETE FROM logs WHERE path = ?", rows)
+            except sqlite3.Error as error:
+                log.warning("cannot update the discovery index %s: %s", self.path, error)
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._connection)

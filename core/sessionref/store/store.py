@@ -164,14 +164,14 @@ class SessionStore:
         session_id = str(uuid.uuid4()) if session_id is None else session_id
         if not isinstance(session_id, str) or not session_id:
             raise StoreError(STORE_INVALID_ID, "a session id must be a non-empty string")
+        if cwd is not None and not isinstance(cwd, str):
+            raise StoreError(STORE_INVALID_EVENT, "cwd must be a string or None")
         try:
             session_id.encode("utf-8")
             if cwd is not None:
                 cwd.encode("utf-8")
-        except (UnicodeEncodeError, AttributeError):
+        except UnicodeEncodeError:
             raise StoreError(STORE_INVALID_ID, "the session id and cwd must be valid Unicode text") from None
-        if cwd is not None and not isinstance(cwd, str):
-            raise StoreError(STORE_INVALID_EVENT, "cwd must be a string or None")
         created_at = _now_ms() if created_at is None else created_at
         if (
             isinstance(created_at, bool)
@@ -377,4 +377,4 @@ class SessionStore:
         with self._lock:
             self._check_open()
             index = self._catalog.candidates()
-        return index.search(exclude_id=exclude_id, target_cwd=target_cwd, needle=needle, limit=limit)
+            return index.search(exclude_id=exclude_id, target_cwd=target_cwd, needle=needle, limit=limit)

@@ -285,3 +285,31 @@ async def test_removed_logs_disappear_on_refresh(tmp_path: Path) -> None:
         await store.read_surface("s1")
     assert caught.value.code == "STORE_SESSION_NOT_FOUND"
     store.close()
+
+
+async def test_read_only_root_keeps_its_index_in_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_log(tmp_path / "dsh", "--w--/s1", header("s1"), [title_event(0, "cached")])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    from sessionref.store import index as index_module
+
+    real_access = os.access
+    monkeypatch.setattr(
+        index_module.os,
+        "access",
+        lambda path, mode: False if Path(path) == tmp_path / "dsh" else real_access(path, mode),
+    )
+    store = open_store(tmp_path / "dsh")
+    assert not (tmp_path / "dsh" / INDEX_FILE_NAME).exists()
+    assert store._index.path.is_relative_to(tmp_path / "cache")
+    assert store.title("s1") == "cached"
+    store.close()
+
+
+async def test_unusable_index_file_falls_back_to_memory(tmp_path: Path) -> None:
+    write_log(tmp_path, "--w--/s1", header("s1"), [title_event(0, "still listed")])
+    (tmp_path / INDEX_FILE_NAME).mkdir()
+    store = open_store(tmp_path)
+    assert store.title("s1") == "still listed"
+    store.close()
