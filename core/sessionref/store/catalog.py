@@ -88,16 +88,13 @@ class Catalog:
         total, done = len(new_folders), 0
         new_set = set(new_folders) if report else set()
         for folder in folders:
-            for name in (LOG_NAME, ZSTD_LOG_NAME):
-                relative = f"{folder}/{name}"
-                previous = self.states.get(relative)
-                state = scan_log(self.root, relative, previous)
-                if state is None:
-                    continue
-                seen.add(relative)
-                if state is not previous:
-                    changes.append((previous, state))
-                    self.states[relative] = state
+            # A known log costs one stat; the other name is only tried when it is gone (DSH may
+            # compress a finished session) or for a folder seen for the first time.
+            names = [name for name in (LOG_NAME, ZSTD_LOG_NAME) if f"{folder}/{name}" in self.states]
+            found = self._scan_names(folder, names, seen, changes)
+            if not found:
+                others = [name for name in (LOG_NAME, ZSTD_LOG_NAME) if name not in names]
+                self._scan_names(folder, others, seen, changes)
             if report and folder in new_set:
                 done += 1
                 if done % PROGRESS_EVERY == 0 and progress is not None:
@@ -111,6 +108,27 @@ class Catalog:
         self.index.delete(gone)
         self._apply_all(changes)
         return [s for s in self.states.values() if s.torn and not is_compressed(Path(s.path))]
+
+    def _scan_names(
+        self,
+        folder: str,
+        names: list[str],
+        seen: set[str],
+        changes: list[tuple[LogState | None, LogState | None]],
+    ) -> bool:
+        found = False
+        for name in names:
+            relative = f"{folder}/{name}"
+            previous = self.states.get(relative)
+            state = scan_log(self.root, relative, previous)
+            if state is None:
+                continue
+            found = True
+            seen.add(relative)
+            if state is not previous:
+                changes.append((previous, state))
+                self.states[relative] = state
+        return found
 
     def rescan(self, state: LogState) -> LogState | None:
         """Catch one log up (after an append or before a write); None if its file vanished."""

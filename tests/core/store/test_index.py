@@ -313,3 +313,14 @@ async def test_unusable_index_file_falls_back_to_memory(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     assert store.title("s1") == "still listed"
     store.close()
+
+
+async def test_a_log_compressed_in_place_stays_listed(tmp_path: Path) -> None:
+    path = write_log(tmp_path, "--w--/s1", header("s1"), [title_event(0, "before compression")])
+    store = open_store(tmp_path)
+    write_zstd_frames(path.with_name("session.jsonl.zstd"), path.read_bytes())
+    path.unlink()
+    store.refresh()
+    assert store.title("s1") == "before compression"
+    assert not store.is_writable("s1")
+    store.close()
