@@ -193,7 +193,7 @@ class Agent:
         Returns False when nothing was running. Queued messages stay queued (see module docs).
         """
         task = self._driver
-        if task is None:
+        if task is None or task.done():
             return False
         self._stop_requested = True
         task.cancel()
@@ -204,7 +204,10 @@ class Agent:
     async def wait_idle(self) -> None:
         """Return once the agent is idle (immediately if it already is)."""
         while self._driver is not None:
-            await asyncio.wait({self._driver})
+            if self._driver.done():
+                self._driver_stopped(self._driver)
+            else:
+                await asyncio.wait({self._driver})
 
     async def compact(self) -> dict[str, Any]:
         """Summarise the current surface with the model and write it as a compaction checkpoint.
@@ -230,12 +233,15 @@ class Agent:
             self._status_changed.emit(status)
 
     def _wake(self) -> None:
-        if self._driver is not None:
+        if self._driver is not None and not self._driver.done():
             if self._stop_requested:
                 self._wake_after_stop = True
             return
         self._set_status("running")
-        self._driver = asyncio.get_running_loop().create_task(self._drive(), name=f"agent {self.id}")
+        task = asyncio.get_running_loop().create_task(self._drive(), name=f"agent {self.id}")
+        self._driver = task
+        # Also covers a driver cancelled before it ever ran (its ``finally`` never executes).
+        task.add_done_callback(self._driver_stopped)
 
     async def _drive(self) -> None:
         try:
@@ -247,14 +253,22 @@ class Agent:
         except Exception:
             logger.exception("agent %s stopped after a failure it could not log", self.id)
         finally:
-            self._driver = None
-            restart = self._wake_after_stop and self._inbox.has_work()
-            self._stop_requested = False
-            self._wake_after_stop = False
-            if restart:
-                self._wake()
-            else:
-                self._set_status("idle")
+            task = asyncio.current_task()
+            if task is not None:
+                self._driver_stopped(task)
+
+    def _driver_stopped(self, task: asyncio.Task[None]) -> None:
+        """Settle the status once the driver ``task`` has finished (idempotent, any outcome)."""
+        if self._driver is not task:
+            return
+        self._driver = None
+        restart = self._wake_after_stop and self._inbox.has_work()
+        self._stop_requested = False
+        self._wake_after_stop = False
+        if restart:
+            self._wake()
+        else:
+            self._set_status("idle")
 
     def _log(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return self._store.append(self.id, list(events))

@@ -381,3 +381,17 @@ class ScriptedGate:
     def __init__(self) -> None:
         self.reached = asyncio.Event()
         self.release = asyncio.Event()
+
+
+async def test_cancel_before_the_turn_began_leaves_the_message_queued(
+    store: Any, model: ScriptedModel
+) -> None:
+    agent = new_agent(store, model)
+    agent.followup(make_user_message("early"))
+    assert await agent.cancel() is True  # the driver had not run yet
+    assert agent.status == "idle"
+    assert store.read_log(agent.id)[1] == []
+    assert [m["content"][0]["text"] for m in agent.pending()] == ["early"]
+    agent.followup(make_user_message("later"))
+    await agent.wait_idle()
+    assert user_texts(store, agent.id) == ["early", "later"]
