@@ -121,6 +121,7 @@ class ManualSleep:
         self.held: set[float] = set()
         self._gates: dict[float, asyncio.Event] = {}
         self.waiting: dict[float, int] = {}
+        self._changed = asyncio.Condition()
 
     def hold(self, delay: float) -> None:
         self.held.add(delay)
@@ -137,10 +138,17 @@ class ManualSleep:
             return
         gate = self._gates.setdefault(delay, asyncio.Event())
         self.waiting[delay] = self.waiting.get(delay, 0) + 1
+        async with self._changed:
+            self._changed.notify_all()
         try:
             await gate.wait()
         finally:
             self.waiting[delay] -= 1
+
+    async def wait_until_waiting(self, delay: float) -> None:
+        """Return once some sleeper waits on `delay`."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.waiting.get(delay, 0) > 0)
 
 
 SESSIONS = [

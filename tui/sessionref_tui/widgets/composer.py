@@ -31,6 +31,7 @@ from textual.widgets import Static, TextArea
 from sessionref_tui.display import inert
 from sessionref_tui.mentions import (
     MAX_DISTINCT_MENTIONS,
+    MentionToken,
     active_mention_token_in,
     count_distinct_mentions,
 )
@@ -253,34 +254,38 @@ class Composer(Vertical):
         event.stop()
         self._refresh_token()
 
-    def _current_token_key(self) -> tuple[int, str] | None:
+    def _current_token(self) -> MentionToken | None:
         field = self.input
         if self.source is None or not field.selection.is_empty:
             return None
-        token = active_mention_token_in(field.chips, field.cursor_offset)
-        return None if token is None else (token.start, token.query)
+        return active_mention_token_in(field.chips, field.cursor_offset)
+
+    def _token_identity(self, token: MentionToken | None) -> tuple[int, str] | None:
+        """Where a token starts and its whole text: moving the cursor inside it keeps this."""
+        return None if token is None else (token.start, self.input.text[token.start : token.end])
 
     def _refresh_token(self) -> None:
-        key = self._current_token_key()
-        if key is None:
+        token = self._current_token()
+        if token is None:
             self._close_popup()
             return
-        if key == self._dismissed_key:
+        if self._token_identity(token) == self._dismissed_key:
             self._close_popup()
             return
         self._dismissed_key = None
+        key = (token.start, token.query)
         if key == self._active_key:
             return
         self._active_key = key
-        self._start_search(key[1])
+        self._start_search(token.query)
 
     def _keep_closed_after_paste(self) -> None:
         """A paste never opens the picker: treat the token it leaves as dismissed."""
-        self._dismissed_key = self._current_token_key()
-        self._close_popup()
+        self._dismiss()
 
     def _dismiss(self) -> None:
-        self._dismissed_key = self._current_token_key()
+        """Close the picker; it stays closed until the token changes to a different one."""
+        self._dismissed_key = self._token_identity(self._current_token())
         self._close_popup()
 
     def _close_popup(self) -> None:

@@ -157,15 +157,20 @@ class ComposerInput(TextArea):
 
     # --- keys, paste, rendering ------------------------------------------------------------
 
+    # Textual calls the `_on_key`/`_on_paste` of every class in the MRO, subclass first,
+    # until one prevents the default: these run before TextArea's own handlers.
+
     async def _on_key(self, event: events.Key) -> None:
         if self.key_handler is not None and not self.read_only and self.key_handler(event.key):
             event.stop()
             event.prevent_default()
-            return
-        await super()._on_key(event)
 
     async def _on_paste(self, event: events.Paste) -> None:
-        await super()._on_paste(event)
+        event.prevent_default()
+        if self.read_only:
+            return
+        if result := self._replace_via_keyboard(event.text, *self.selection):
+            self.move_cursor(result.end_location)
         if self.after_paste is not None:
             self.after_paste()
 

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from sessionref_tui.display import format_bytes, inert, truncate_end
 
-PREVIEW_DEBOUNCE: Final = 0.08
+PREVIEW_DEBOUNCE: Final = 0.1
 """Seconds the highlight must rest on a candidate before its preview is read.
 
 Moving through the list faster than this reads nothing for the rows skipped."""
