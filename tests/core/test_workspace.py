@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 from sessionref.agent import Agent, AgentError, make_user_message
 from sessionref.errors import SessionReferenceError
 from sessionref.settings import Settings
 from sessionref.signal import AbortSignal
-from sessionref.store import SessionStore, open_store
+from sessionref.store import SessionStore, encode_session_segment, open_store, project_key
 from sessionref.store.layout import session_dir
 from sessionref.uri import format_session_reference_mention
 from sessionref.workspace import Workspace
@@ -296,3 +297,31 @@ def _raw_line(store: SessionStore, session_id: str, seq: int) -> str:
         if record.get("seq") == seq and record.get("type") == "user/message":
             return line
     raise AssertionError(f"seq {seq} not found in {session_id}")
+
+
+async def test_read_only_dsh_session_refuses_submit_before_preparing(
+    tmp_path: Path, model: GatedModel
+) -> None:
+    root = tmp_path / "dsh"
+    header = {
+        "type": "session",
+        "version": 1,
+        "id": "dsh-1",
+        "createdAt": 1,
+        "cwd": CWD,
+        "delegationDepth": 0,
+    }
+    log = root / project_key(CWD) / encode_session_segment("dsh-1") / "session.jsonl.zstd"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(zstandard.ZstdCompressor().compress((json.dumps(header) + "\n").encode()))
+    store = open_store(root)
+    try:
+        ws = Workspace(store, model, cwd=CWD)
+        agent = ws.agent("dsh-1")
+        with pytest.raises(AgentError) as caught:
+            await ws.submit(agent, "hello")
+        assert caught.value.code == "AGENT_READ_ONLY"
+        assert agent.status == "idle"
+        assert store.read_log("dsh-1")[1] == []
+    finally:
+        store.close()
