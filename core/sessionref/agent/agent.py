@@ -22,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from sessionref.agent import events
 from sessionref.agent.chunks import ChunkBatcher
 from sessionref.agent.errors import (
     AGENT_MODEL_FAILED,
@@ -36,6 +36,7 @@ from sessionref.agent.errors import (
     AGENT_STORE_FAILED,
     AgentError,
 )
+from sessionref.agent.events import TurnEnd, last_turn_number
 from sessionref.agent.inbox import Inbox, InboxList
 from sessionref.agent.listeners import Listeners
 from sessionref.agent.messages import check_user_message, conversation_from_surface
@@ -45,7 +46,6 @@ logger = logging.getLogger(__name__)
 
 AgentStatus = Literal["idle", "running"]
 Placement = Literal["before", "after"]
-TurnEnd = dict[str, Any]
 
 
 class Agent:
@@ -270,27 +270,19 @@ class Agent:
         else:
             self._set_status("idle")
 
-    def _log(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self._store.append(self.id, list(events))
+    def _log(self, batch: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self._store.append(self.id, list(batch))
 
     def _next_turn_number(self) -> int:
         if self._last_turn is None:
-            _, events = self._store.read_log(self.id)
-            turns = [
-                event["data"]["turn"]
-                for event in events
-                if event.get("type") == "turn/start"
-                and isinstance(event.get("data"), dict)
-                and isinstance(event["data"].get("turn"), int)
-            ]
-            self._last_turn = max(turns, default=0)
+            self._last_turn = last_turn_number(self._store.read_log(self.id)[1])
         self._last_turn += 1
         return self._last_turn
 
     async def _run_turn(self) -> None:
         turn = self._next_turn_number()
-        self._log([{"type": "turn/start", "data": {"turn": turn}}])
-        end: TurnEnd = {"reason": "completed"}
+        self._log([events.turn_start(turn)])
+        end = events.completed()
         step = 0
         try:
             while step == 0 or self._inbox.has_step_items():
@@ -303,9 +295,9 @@ class Agent:
                     end = step_end
                     break
         except asyncio.CancelledError:
-            self._log([{"type": "turn/end", "data": {"turn": turn, "reason": "cancelled"}}])
+            self._log([events.turn_end(turn, events.cancelled())])
             raise
-        self._log([{"type": "turn/end", "data": {"turn": turn, **end}}])
+        self._log([events.turn_end(turn, end)])
 
     def _discard(self, messages: Sequence[dict[str, Any]], reason: str) -> None:
         for message in messages:
@@ -318,7 +310,7 @@ class Agent:
             decision = await self._chain.decide(context)
             if isinstance(decision, Reject):
                 self._discard(batch, "rejected")
-                return {"reason": "rejected", "rejectReason": decision.reason}
+                return events.rejected(decision.reason)
             entered = [copy.deepcopy(check_user_message(message)) for message in decision.messages]
         except asyncio.CancelledError:
             self._discard(batch, "cancelled")
@@ -326,19 +318,17 @@ class Agent:
         except Exception as exc:
             logger.exception("pre-step chain failed in session %s", self.id)
             self._discard(batch, "error")
-            return _error_end(AGENT_PRE_STEP_FAILED, f"a pre-step listener failed: {_describe(exc)}")
+            return events.failed(AGENT_PRE_STEP_FAILED, f"a pre-step listener failed: {_describe(exc)}")
         entered_ids = {message["id"] for message in entered}
         self._discard([message for message in batch if message["id"] not in entered_ids], "dropped")
         if not entered:
-            return {"reason": "rejected", "rejectReason": "no message entered the step"}
-        events = [{"type": "step/start", "data": {"turn": turn, "step": step}}]
-        events += [{"type": "user/message", "data": message, "surfaceOp": "append"} for message in entered]
+            return events.rejected("no message entered the step")
         try:
-            self._log(events)
+            self._log([events.step_start(turn, step), *map(events.user_message, entered)])
         except Exception as exc:
             logger.exception("writing the step's messages failed in session %s", self.id)
             self._discard(entered, "error")
-            return _error_end(getattr(exc, "code", AGENT_STORE_FAILED), _describe(exc))
+            return events.failed(getattr(exc, "code", AGENT_STORE_FAILED), _describe(exc))
         self._entered.emit([copy.deepcopy(message) for message in entered])
         return await self._answer(turn, step)
 
@@ -367,37 +357,17 @@ class Agent:
             if not isinstance(code, str):
                 logger.exception("model call failed in session %s", self.id)
                 code = AGENT_MODEL_FAILED
-            end = _error_end(code, _describe(exc))
+            end = events.failed(code, _describe(exc))
         self._close_step(turn, step, batcher, "".join(parts), completed=end is None)
         return end
 
     def _close_step(self, turn: int, step: int, batcher: ChunkBatcher, text: str, *, completed: bool) -> None:
         """Write the remaining chunks, the assistant message (if anything was said) and ``step/end``."""
-        events = batcher.take_pending()
+        pending = batcher.take_pending()
         if text or completed:
-            message = {
-                "id": str(uuid.uuid4()),
-                "role": "assistant",
-                "content": [{"type": "text", "text": text}],
-                "source": {
-                    "kind": "model",
-                    "provider": getattr(self.model, "provider", "unknown"),
-                    "model": getattr(self.model, "model", "unknown"),
-                },
-            }
-            events.append(
-                {
-                    "type": "assistant/message",
-                    "data": {"turn": turn, "step": step, "message": message},
-                    "surfaceOp": "append",
-                }
-            )
-        events.append({"type": "step/end", "data": {"turn": turn, "step": step}})
-        self._log(events)
-
-
-def _error_end(code: str, message: str) -> TurnEnd:
-    return {"reason": "error", "error": message, "errorCode": code}
+            pending.append(events.assistant_message(turn, step, text, self.model))
+        pending.append(events.step_end(turn, step))
+        self._log(pending)
 
 
 def _describe(exc: BaseException) -> str:
