@@ -2,25 +2,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from agent_fakes import MemoryStore, ScriptedModel
+from agent_fakes import ScriptedModel
+from sessionref.store import SessionStore, open_store
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Any]:
-    """The real embedded store in a temporary directory (the in-memory stand-in until it exists)."""
+def store(tmp_path: Path) -> Iterator[SessionStore]:
+    """The real embedded store in a temporary directory."""
+    opened = open_store(tmp_path / "store")
     try:
-        from sessionref.store import open_store
-    except ImportError:
-        yield MemoryStore()
-        return
-    real = open_store(tmp_path / "store")
-    try:
-        yield real
+        yield opened
     finally:
-        real.close()
+        opened.close()
 
 
 @pytest.fixture
