@@ -12,6 +12,7 @@ import pytest
 import zstandard
 from sessionref.agent import Agent, AgentError, make_user_message
 from sessionref.errors import SessionReferenceError
+from sessionref.models import DemoModel
 from sessionref.settings import Settings
 from sessionref.signal import AbortSignal
 from sessionref.store import SessionStore, encode_session_segment, open_store, project_key
@@ -325,3 +326,17 @@ async def test_read_only_dsh_session_refuses_submit_before_preparing(
         assert store.read_log("dsh-1")[1] == []
     finally:
         store.close()
+
+
+async def test_demo_model_answers_with_what_the_snapshot_carried(store: SessionStore) -> None:
+    source = write_source(store, [("user", "pick a database"), ("assistant", "We chose SQLite.")])
+    ws = Workspace(store, DemoModel(pace=0), cwd=CWD)
+    agent = ws.new_session()
+    await ws.submit(agent, f"what did {mention(source, 'db-notes')} decide?")
+    await agent.wait_idle()
+    _, events = store.read_log(agent.id)
+    [reply] = [event for event in events if event["type"] == "assistant/message"]
+    text = reply["data"]["message"]["content"][0]["text"]
+    assert "db-notes" in text
+    assert "SQLite" in text
+    assert events[-1]["data"] == {"turn": 1, "reason": "completed"}
