@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -222,6 +223,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(pace=args.pace)
 
 
+REPL_LOG_NAME: Final = "repl.log"
+"""Where the line mode's diagnostics go (in the store root), so no traceback lands in the terminal."""
+
+
+def _route_diagnostics(root: Path) -> None:
+    """Send library log records to `<root>/repl.log` (or drop them when the store is read-only)."""
+    handler: logging.Handler
+    try:
+        handler = logging.FileHandler(root / REPL_LOG_NAME, encoding="utf-8", delay=True)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    if not os.access(root, os.W_OK):
+        handler = logging.NullHandler()
+    logging.getLogger().addHandler(handler)
+
+
 def _cmd_repl(args: argparse.Namespace) -> int:
     from sessionref.settings import build_model, load_settings
     from sessionref.workspace import Workspace
@@ -229,6 +247,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     from sessionref_tui.repl.app import LineMode
 
     store = open_cli_store(args)
+    _route_diagnostics(store.root)
     try:
         settings = load_settings(os.environ, store_root=store.root)
         cwd = args.cwd or os.getcwd()

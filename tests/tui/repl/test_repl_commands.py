@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.history import FileHistory, InMemoryHistory
 from repl_harness import Harness
+from sessionref_tui.repl.app import HISTORY_FILE_NAME, open_history
 from sessionref_tui.repl.commands import log_rows
 
 
@@ -90,3 +96,19 @@ def test_log_rows_fold_chunk_runs_into_one_row() -> None:
         ("1–3", "assistant/chunk ×3", "", "Hello you"),
         ("4", "step/end", "", "turn=1 step=1"),
     ]
+
+
+def test_history_lives_in_a_writable_store_root(tmp_path: Path) -> None:
+    history = open_history(tmp_path)
+    assert isinstance(history, FileHistory)
+    history.store_string("first draft")
+    assert (tmp_path / HISTORY_FILE_NAME).read_text(encoding="utf-8").strip().endswith("+first draft")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_history_falls_back_to_memory_for_a_read_only_store(tmp_path: Path) -> None:
+    tmp_path.chmod(0o555)
+    try:
+        assert isinstance(open_history(tmp_path), InMemoryHistory)
+    finally:
+        tmp_path.chmod(0o755)

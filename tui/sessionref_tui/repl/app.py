@@ -12,6 +12,7 @@ is in the history either way).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -45,6 +46,8 @@ from sessionref_tui.repl.transcript import Transcript
 if TYPE_CHECKING:
     from sessionref.agent import Agent
     from sessionref.workspace import Workspace
+
+logger = logging.getLogger(__name__)
 
 HISTORY_FILE_NAME: Final = "repl-history"
 """Prompt history file, one per store, kept in the store root."""
@@ -87,7 +90,7 @@ def _error_parts(error: BaseException) -> tuple[str, str]:
             str(message) if message is not None else str(error))
 
 
-def _open_history(root: os.PathLike[str] | str) -> History:
+def open_history(root: os.PathLike[str] | str) -> History:
     """A FileHistory in the store root when it is writable, else an in-memory one (read-only DSH dirs)."""
     path = os.path.join(root, HISTORY_FILE_NAME)
     if os.access(root, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK)):
@@ -113,7 +116,7 @@ class LineMode:
         self.session: PromptSession[str] = PromptSession(
             input=input, output=output, multiline=True, completer=SessionMentionCompleter(self.lookups),
             complete_while_typing=True, lexer=MentionLexer(),
-            history=history or _open_history(workspace.store.root),
+            history=history or open_history(workspace.store.root),
             key_bindings=self._key_bindings(), bottom_toolbar=self._toolbar, style=REPL_STYLE,
             prompt_continuation=lambda width, _line, _soft: "." * (width - 1) + " ", erase_when_done=True,
             reserve_space_for_menu=8,
@@ -394,9 +397,13 @@ class LineMode:
     def _show_store_events(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         if session_id != self._agent.id:
             return
-        if any(event.get("type") in ("session/title", "user/message") for event in events):
-            self._title = self.workspace.store.title(session_id)  # index lookup: fallback titles too
-        self.transcript.show_events(events)
+        try:
+            if any(event.get("type") in ("session/title", "user/message") for event in events):
+                self._title = self.workspace.store.title(session_id)  # index lookup: fallback titles too
+            self.transcript.show_events(events)
+        except Exception as error:  # showing an event must never break the writer that appended it
+            logger.exception("the line mode could not show new events")
+            self.transcript.error(*_error_parts(error))
 
     def _replay_recent(self, session_id: str, limit: int = 6) -> None:
         try:
