@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import inert, match_spans, relative_age, truncate_middle
 from sessionref_tui.widgets.reference_preview import ReferencePreview
 
 MAX_VISIBLE_ROWS: Final = 8
@@ -87,8 +87,9 @@ def render_candidate_row(candidate: CandidateLike, query: str, width: int, now_m
 
     Label first (the title), then the id only when it differs from the label,
     then the cwd (marked when it is the same workspace), and the relative age
-    at the right edge. Long fields are shortened so rows stay distinguishable:
-    the label keeps its start, the id and cwd keep both ends.
+    at the right edge. Long fields are shortened in the middle so rows stay
+    distinguishable: titles like "Plan … draft 2" and "Plan … draft 3" keep the
+    part that differs, and paths keep their folder name.
     """
     label = inert(candidate.label)
     session_id = inert(candidate.session_id) if candidate.session_id != candidate.label else ""
@@ -101,7 +102,7 @@ def render_candidate_row(candidate: CandidateLike, query: str, width: int, now_m
         [Text(label).cell_len, Text(session_id).cell_len, Text(cwd).cell_len], [5, 2, 3], room
     )
     row = Text(end="", no_wrap=True)
-    row.append_text(_highlighted(truncate_end(label, label_width), query))
+    row.append_text(_highlighted(truncate_middle(label, label_width), query))
     row.append("  ")
     if session_id:
         row.append_text(_highlighted(truncate_middle(session_id, id_width), query, _DIM))

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from sessionref.signal import AbortSignal
 from textual import work
@@ -27,13 +28,10 @@ Moving through the list faster than this reads nothing for the rows skipped."""
 PREVIEW_GROUP: Final = "mention-preview"
 """The exclusive worker group: starting a preview cancels the previous one."""
 
-PREVIEW_LINE_WIDTH: Final = 72
-"""Cells kept of the first/last retained line."""
-
-
 class PreviewLike(Protocol):
     """What the pane reads (`sessionref.references.ReferencePreview` fits)."""
 
+    session_id: str
     label: str
     budget_bytes: int
     message_count: int
@@ -55,27 +53,45 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def render_preview(preview: PreviewLike) -> Text:
-    """The preview pane's text for `preview`; every data field is shown inert."""
-    text = Text(end="")
-    text.append(inert(preview.label), style="bold")
-    text.append(f" · {_plural(preview.message_count, 'message')}", style="dim")
-    text.append("\n")
-    text.append(f"sends {preview.retained_messages} ({format_bytes(preview.retained_bytes)})")
+def render_preview(preview: PreviewLike, label: str, width: int) -> Text:
+    """The preview pane's lines for `preview`, each cut to `width` cells; data is shown inert."""
+    head = Text(no_wrap=True, end="")
+    head.append(inert(label), style="bold")
+    head.append(f" · {_plural(preview.message_count, 'message')}", style="dim")
+    if preview.compacted:
+        head.append(" · compacted", style="dim")
+    budget = Text(no_wrap=True, end="")
+    budget.append(f"sends {preview.retained_messages} ({format_bytes(preview.retained_bytes)})")
     if preview.omitted_messages or preview.omitted_bytes:
-        text.append(" · ")
-        text.append(
+        budget.append(" · ")
+        budget.append(
             f"omits {preview.omitted_messages} ({format_bytes(preview.omitted_bytes)})", style="bold"
         )
-    text.append(f" · budget {format_bytes(preview.budget_bytes)}", style="dim")
-    notes = [note for note, flag in (("compacted", preview.compacted), ("cut", preview.truncated)) if flag]
-    if notes:
-        text.append(" · " + ", ".join(notes), style="dim")
+    if preview.truncated:
+        budget.append(" · long text cut", style="dim")
+    budget.append(f" · budget {format_bytes(preview.budget_bytes)}", style="dim")
+    lines = [head, budget]
     for name, line in (("first", preview.first_line), ("last ", preview.last_line)):
         if line is not None:
-            text.append(f"\n{name} ", style="dim")
-            text.append(truncate_end(inert(line), PREVIEW_LINE_WIDTH), style="italic")
-    return text
+            excerpt = Text(f"{name} ", style="dim", no_wrap=True, end="")
+            excerpt.append(truncate_end(inert(line), max(1, width - 6)), style="italic")
+            lines.append(excerpt)
+    for line in lines:
+        line.truncate(max(1, width), overflow="ellipsis")
+    return Text("\n", end="\n").join(lines)
+
+
+class PreviewView:
+    """A Rich renderable laying a preview out for the width it is given."""
+
+    def __init__(self, preview: PreviewLike, label: str) -> None:
+        self.preview = preview
+        self.label = label
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text = render_preview(self.preview, self.label, options.max_width)
+        text.end = "\n"  # Textual counts line breaks to size the widget
+        yield text
 
 
 class ReferencePreview(Static):
@@ -90,12 +106,14 @@ class ReferencePreview(Static):
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """How the debounce waits (tests pass a gate they release)."""
         self._cache: dict[str, Any] = {}
+        self._labels: dict[str, str] = {}
         self._signal: AbortSignal | None = None
 
     def reset(self) -> None:
         """Forget everything and cancel a running read (the popup closed)."""
         self._cancel()
         self._cache.clear()
+        self._labels.clear()
         self.session_id = None
         self.remove_class("-stale", "-shown")
         self.update("")
@@ -103,6 +121,7 @@ class ReferencePreview(Static):
     def show_for(self, candidate: Any) -> None:
         """Show the preview of `candidate`, from cache or by starting a fresh read."""
         session_id = candidate.session_id
+        self._labels[session_id] = candidate.label
         if session_id == self.session_id and (session_id in self._cache or self._signal is not None):
             return
         self._cancel()
@@ -129,7 +148,8 @@ class ReferencePreview(Static):
     def _show(self, preview: Any) -> None:
         self.remove_class("-stale")
         self.add_class("-shown")
-        self.update(render_preview(preview))
+        label = self._labels.get(preview.session_id, preview.label)
+        self.update(PreviewView(preview, label))
 
     @work(exclusive=True, group=PREVIEW_GROUP, exit_on_error=False)
     async def _read(self, session_id: str, signal: AbortSignal) -> None:
