@@ -10,7 +10,7 @@ from app_factory import GatedModel, Harness, build_harness, session_id_for
 from sessionref.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
-from sessionref_tui.widgets.transcript import SnapshotView, UserMessageView
+from sessionref_tui.widgets.transcript import SnapshotView, TurnNote, UserMessageView
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -156,3 +156,23 @@ async def test_escape_cancels_a_slow_prepare_and_keeps_the_draft(tmp_path: Path)
         assert "SESSION_REFERENCE_CANCELLED" in notice_text(pilot)
         assert not composer.busy
         assert not [event for event in harness.events() if event["type"] == "user/message"]
+
+
+async def test_escape_stops_a_running_reply_and_the_footer_follows(tmp_path: Path) -> None:
+    model = GatedModel()
+    harness = build_harness(tmp_path, model=model)
+    async with harness.app.run_test(size=SIZE) as pilot:
+        assert not pilot.app.check_action("stop_turn", ())
+        await send(pilot, "tell me a long story")
+        await model.started.wait()
+        await pilot.pause()
+        assert pilot.app.check_action("stop_turn", ())
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.app.agent.wait_idle()
+        await pilot.pause()
+        ends = [event["data"]["reason"] for event in harness.events() if event["type"] == "turn/end"]
+        assert ends == ["cancelled"]
+        notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
+        assert any("Turn cancelled" in note for note in notes)
+        assert not pilot.app.check_action("stop_turn", ())

@@ -127,16 +127,29 @@ async def test_compact_writes_a_checkpoint_shown_in_the_transcript(tmp_path: Pat
 
 async def test_toggles_hide_and_show_inspector_and_sidebar(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
-    async with harness.app.run_test(size=(140, 40)) as pilot:
+    async with harness.app.run_test(size=(170, 40)) as pilot:
         inspector = pilot.app.query_one(Inspector)
         sidebar = pilot.app.query_one(Sidebar)
         assert not inspector.display
         await pilot.press("ctrl+t")
-        assert inspector.display
-        await pilot.press("ctrl+b")
+        assert inspector.display and sidebar.display
+        await pilot.press("ctrl+g")
         assert not sidebar.display
-        await pilot.press("ctrl+t", "ctrl+b")
+        await pilot.press("ctrl+t", "ctrl+g")
         assert not inspector.display and sidebar.display
+
+
+async def test_on_a_medium_screen_the_inspector_takes_the_sidebars_room(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(120, 40)) as pilot:
+        sidebar = pilot.app.query_one(Sidebar)
+        assert sidebar.display
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert not sidebar.display
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert sidebar.display
 
 
 async def test_model_error_is_shown_as_a_failed_turn(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.screen import Screen
 from textual.widgets import Footer
 
 from sessionref_tui.display import inert
@@ -78,7 +79,7 @@ class SessionrefApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "sessionref"
-    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (90, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (90, "-medium"), (150, "-wide")]
     COMMANDS: ClassVar = App.COMMANDS | {AppCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_session", "New"),
@@ -86,7 +87,7 @@ class SessionrefApp(App[None]):
         Binding("ctrl+r", "rename", "Rename"),
         Binding("ctrl+l", "compact", "Compact"),
         Binding("ctrl+t", "toggle_inspector", "Inspector"),
-        Binding("ctrl+b", "toggle_sidebar", "Sidebar"),
+        Binding("ctrl+g", "toggle_sidebar", "Sidebar"),
         Binding("escape", "cancel", "Cancel send"),
         Binding("escape", "stop_turn", "Stop reply"),
     ]
@@ -115,6 +116,7 @@ class SessionrefApp(App[None]):
         self._activity = ""
         self._unsubscribe_store: Callable[[], None] | None = None
         self._unsubscribe_status: Callable[[], None] | None = None
+        self._main_screen: Screen[Any] | None = None
 
     # ------------------------------------------------------------------ layout
 
@@ -134,7 +136,9 @@ class SessionrefApp(App[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
+        self._main_screen = self.screen
         self.query_one("#inspector").display = self._show_inspector
+        self.query_one("#body").set_class(self._show_inspector, "-inspecting")
         store = self.workspace.store
         self._unsubscribe_store = store.subscribe(self._store_listener)
         if self._initial_session_id is not None:
@@ -180,7 +184,7 @@ class SessionrefApp(App[None]):
         self.query_one(Composer).clear_error()
         self._refresh_status()
         self.refresh_sidebar()
-        self.refresh_bindings()
+        self._refresh_footer()
 
     def _store_listener(self, session_id: str, events: list[dict[str, Any]]) -> None:
         # May run in whichever thread appended; post_message is thread-safe and keeps order.
@@ -206,7 +210,7 @@ class SessionrefApp(App[None]):
     def _agent_status_changed(self, message: AgentStatusChanged) -> None:
         if message.session_id == self.current_session_id:
             self._refresh_status()
-            self.refresh_bindings()
+            self._refresh_footer()
 
     def _refresh_status(self) -> None:
         if self._agent is None:
@@ -226,6 +230,11 @@ class SessionrefApp(App[None]):
     def _set_activity(self, activity: str) -> None:
         self._activity = activity
         self._refresh_status()
+
+    def _refresh_footer(self) -> None:
+        # The footer lives on the main screen; a modal on top must not keep it stale.
+        if self._main_screen is not None:
+            self._main_screen.refresh_bindings()
 
     @work(group="sidebar", exclusive=True, exit_on_error=False)
     async def refresh_sidebar(self) -> None:
@@ -271,7 +280,7 @@ class SessionrefApp(App[None]):
         composer = self.query_one(Composer)
         composer.clear_error()
         composer.set_busy(True, "Preparing references… (Esc cancels)")
-        self.refresh_bindings()
+        self._refresh_footer()
         try:
             await self.workspace.submit(self._agent, value, signal=signal)
         except SessionReferenceError as error:
@@ -284,7 +293,7 @@ class SessionrefApp(App[None]):
         finally:
             composer.set_busy(False)
             self._submit_signal = None
-            self.refresh_bindings()
+            self._refresh_footer()
 
     # ----------------------------------------------------------------- actions
 
@@ -321,7 +330,7 @@ class SessionrefApp(App[None]):
 
     def action_rename(self) -> None:
         """Ask for a new title for the current session."""
-        if self._agent is None:
+        if self._agent is None or isinstance(self.screen, RenameScreen):
             return
         session_id = self._agent.id
         current = self.workspace.store.title(session_id) or ""
@@ -357,6 +366,7 @@ class SessionrefApp(App[None]):
         """Show or hide the live log inspector."""
         inspector = self.query_one(Inspector)
         inspector.display = not inspector.display
+        self.query_one("#body").set_class(inspector.display, "-inspecting")
 
     def action_toggle_sidebar(self) -> None:
         """Show or hide the sessions sidebar."""

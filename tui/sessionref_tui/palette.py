@@ -39,7 +39,7 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
     AppCommand("Rename session", "Give the current session a title (Ctrl+R)", "rename"),
     AppCommand("Compact session", "Summarise the conversation into a checkpoint (Ctrl+L)", "compact"),
     AppCommand("Toggle inspector", "Show or hide the live log of this session (Ctrl+T)", "toggle_inspector"),
-    AppCommand("Toggle sidebar", "Show or hide the sessions list (Ctrl+B)", "toggle_sidebar"),
+    AppCommand("Toggle sidebar", "Show or hide the sessions list (Ctrl+G)", "toggle_sidebar"),
 )
 
 

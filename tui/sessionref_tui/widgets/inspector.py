@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from sessionref_tui.display import inert
+from sessionref_tui.display import inert, truncate_end
 from sessionref_tui.widgets.log_rows import LogRow, LogRowFolder
 
 SOURCE_STYLES: dict[str, str] = {
@@ -24,6 +24,9 @@ SOURCE_STYLES: dict[str, str] = {
     "model": "cyan",
 }
 """Colour per source kind so a snapshot stands out next to the prompt it belongs to."""
+
+PREVIEW_CELLS = 60
+"""The preview column is cut to this many cells (the table does not scroll sideways)."""
 
 
 class Inspector(Vertical):
@@ -38,8 +41,8 @@ class Inspector(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("Log", id="inspector-heading", classes="pane-heading")
         table: DataTable[Text] = DataTable(id="inspector-table", cursor_type="row", zebra_stripes=True)
-        table.add_column("seq", key="seq", width=7)
-        table.add_column("type", key="type", width=22)
+        table.add_column("seq", key="seq", width=6)
+        table.add_column("type", key="type", width=20)
         table.add_column("source", key="source", width=17)
         table.add_column("preview", key="preview")
         yield table
@@ -84,5 +87,5 @@ def _cells(row: LogRow) -> tuple[Text, Text, Text, Text]:
         Text(row.seq, style="dim", justify="right"),
         Text(inert(row.type)),
         Text(inert(row.source), style=SOURCE_STYLES.get(row.source, "")),
-        Text(inert(row.preview), no_wrap=True, overflow="ellipsis"),
+        Text(truncate_end(inert(row.preview), PREVIEW_CELLS), no_wrap=True, overflow="ellipsis"),
     )

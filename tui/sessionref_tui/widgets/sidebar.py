@@ -13,10 +13,10 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from sessionref_tui.display import inert, relative_age
+from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 
-SIDEBAR_TITLE_WIDTH = 40
-"""Titles are cut (with `…`) at this many cells before the sidebar's own ellipsis applies."""
+SIDEBAR_TITLE_WIDTH = 27
+"""Titles are cut (with `…`) to this many cells so each session stays on two lines."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +50,11 @@ def group_sessions(entries: Sequence[SidebarEntry], cwd: str | None) -> list[Ses
 
 def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
     """Two lines: the (inert) title with the current marker, then the age and, for other folders, the cwd."""
-    title = inert(entry.title or entry.session_id)
-    if len(title) > SIDEBAR_TITLE_WIDTH:
-        title = title[: SIDEBAR_TITLE_WIDTH - 1] + "…"
+    title = truncate_end(inert(entry.title or entry.session_id), SIDEBAR_TITLE_WIDTH)
     second: list[str | tuple[str, str]] = [(relative_age(entry.created_at, now_ms), "dim")]
     if show_cwd:
-        second += [(" · ", "dim"), (inert(entry.cwd) if entry.cwd else "(no cwd)", "dim italic")]
+        folder = truncate_middle(inert(entry.cwd), SIDEBAR_TITLE_WIDTH - 6) if entry.cwd else "(no cwd)"
+        second += [(" · ", "dim"), (folder, "dim italic")]
     marker = ("▸ ", "bold $accent") if current else ("  ", "")
     return Content.assemble(marker, (title, "bold" if current else ""), "\n  ", *second)
 

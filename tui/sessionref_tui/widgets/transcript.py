@@ -124,16 +124,25 @@ class CheckpointView(Static):
 
 
 class AssistantReply(Vertical):
-    """An assistant reply rendered as Markdown; grows while its chunks stream in."""
+    """An assistant reply rendered as Markdown; grows while its chunks stream in.
+
+    Markdown appends must not overlap (each one re-parses from where the previous
+    one stopped), so updates are drained by one coroutine at a time: fragments that
+    arrive while an append runs are appended together by the next round.
+    """
 
     def __init__(self, text: str = "") -> None:
         super().__init__(classes="assistant-reply")
         self.text = text
         self._shown: str | None = None
+        self._draining = False
 
     def compose(self) -> ComposeResult:
-        self._shown = self.text
-        yield Markdown(markdown_safe(self.text))
+        yield Markdown()
+
+    def on_mount(self) -> None:
+        self._shown = ""
+        self._sync()
 
     def append_text(self, delta: str) -> None:
         """Add a streamed fragment to the end of the reply."""
@@ -146,15 +155,25 @@ class AssistantReply(Vertical):
         self._sync()
 
     def _sync(self) -> None:
-        # Before compose there is nothing to update: compose renders `self.text` itself.
-        if self._shown is None or self._shown == self.text:
+        if self._shown is None or self._draining or self._shown == self.text:
             return
-        markdown = self.query_one(Markdown)
-        if self.text.startswith(self._shown):
-            markdown.append(markdown_safe(self.text[len(self._shown) :]))
-        else:
-            markdown.update(markdown_safe(self.text))
-        self._shown = self.text
+        self._draining = True
+        self.call_later(self._drain)
+
+    async def _drain(self) -> None:
+        try:
+            markdown = self.query_one(Markdown)
+            while self._shown is not None and self._shown != self.text:
+                target = self.text
+                if target.startswith(self._shown):
+                    fragment = target[len(self._shown) :]
+                    self._shown = target
+                    await markdown.append(markdown_safe(fragment))
+                else:
+                    self._shown = target
+                    await markdown.update(markdown_safe(target))
+        finally:
+            self._draining = False
 
 
 class TurnNote(Static):
@@ -169,6 +188,7 @@ class Transcript(VerticalScroll):
         self.known_labels: set[str] = set()
         self._replies: dict[tuple[Any, Any], AssistantReply] = {}
         self._last_prompt: UserMessageView | None = None
+        self._last_row: Static | Vertical | None = None
         self._message_count = 0
 
     def on_mount(self) -> None:
@@ -180,6 +200,7 @@ class Transcript(VerticalScroll):
         self.known_labels = set()
         self._replies = {}
         self._last_prompt = None
+        self._last_row = None
         self._message_count = 0
         pending = _collapse_finished_chunks(events)
         skipped = max(0, len(pending) - TRANSCRIPT_ROW_LIMIT)
@@ -198,6 +219,11 @@ class Transcript(VerticalScroll):
     def _mount_row(self, row: Static | Vertical) -> None:
         for welcome in self.query(".welcome"):
             welcome.remove()
+        # A snapshot row and the prompt that cited it read as one block, whichever comes first.
+        pair = (type(self._last_row), type(row))
+        if pair in ((SnapshotView, UserMessageView), (UserMessageView, SnapshotView)):
+            row.add_class("-attached")
+        self._last_row = row
         self._message_count += 1
         self.mount(row)
 
