@@ -28,12 +28,8 @@ from sessionref_tui.display import inert
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.rename import RenameScreen
 from sessionref_tui.submit_errors import describe_send_error
+from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
-
-try:
-    from sessionref_tui.widgets.composer import Composer
-except ImportError:  # until the real composer lands
-    from sessionref_tui.widgets.composer_placeholder import PlaceholderComposer as Composer
 from sessionref_tui.widgets.mention_source import WorkspaceMentionSource
 from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
 from sessionref_tui.widgets.status_bar import StatusBar, StatusInfo
