@@ -306,15 +306,34 @@ class DirectorySpillStore:
             while True:
                 target = directory / _numbered(name, attempt)
                 try:
-                    os.link(temp_name, target)
+                    _claim(temp_name, target)
                 except FileExistsError:
                     attempt += 1
                     continue
                 break
         finally:
-            os.unlink(temp_name)
+            if os.path.exists(temp_name):
+                os.unlink(temp_name)
         _fsync_directory(directory)
         return target.resolve()
+
+
+def _claim(temp_name: str, target: Path) -> None:
+    """Put the finished temp file at `target`; FileExistsError if that name is taken.
+
+    A hard link never replaces anything. Where links are unsupported, the name is
+    reserved with an exclusive create and the temp file renamed over the reservation.
+    """
+    try:
+        os.link(temp_name, target)
+        return
+    except FileExistsError:
+        raise
+    except OSError:
+        pass
+    descriptor = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    os.close(descriptor)
+    os.replace(temp_name, target)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -275,3 +275,18 @@ async def test_prepare_with_a_directory_store_records_a_readable_locator(tmp_pat
     (notice,) = notices_of(prompt_of(result))
     path = Path(notice["fullSnapshot"]["locator"])
     assert decode_transcript(path.read_text("utf-8")) == [("user", "界" * 600)]
+
+
+async def test_the_directory_store_works_where_hard_links_are_unsupported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(source: object, target: object) -> None:
+        raise PermissionError("links not supported here")
+
+    monkeypatch.setattr(os, "link", no_links)
+    store = DirectorySpillStore(tmp_path)
+    owner, source = SpillOwner("t"), SpillSource("s", "l")
+    first = await store.save_text(owner, source, "a.txt", "one")
+    second = await store.save_text(owner, source, "a.txt", "two")
+    assert (Path(first.locator).read_text("utf-8"), Path(second.locator).read_text("utf-8")) == ("one", "two")
+    assert sorted(os.listdir(tmp_path / "spill" / "t")) == ["a-2.txt", "a.txt"]
