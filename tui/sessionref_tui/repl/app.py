@@ -22,17 +22,15 @@ from typing import TYPE_CHECKING, Any, Final
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
-from prompt_toolkit.styles import Style
 from sessionref.signal import AbortSignal
 
-from sessionref_tui.display import inert, truncate_end, truncate_middle
+from sessionref_tui.display import inert
+from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
 from sessionref_tui.repl.commands import run_command
 from sessionref_tui.repl.completer import (
     LOOKUP_DEBOUNCE_SECONDS,
@@ -40,6 +38,7 @@ from sessionref_tui.repl.completer import (
     MentionLookups,
     SessionMentionCompleter,
 )
+from sessionref_tui.repl.keys import line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
 from sessionref_tui.repl.transcript import Transcript
 
@@ -55,31 +54,6 @@ HISTORY_FILE_NAME: Final = "repl-history"
 COMPLETION_LIMIT: Final = 30
 """Candidates fetched per `@` lookup."""
 
-REPL_STYLE: Final = Style.from_dict({
-    "prompt": "bold ansicyan",
-    "mention": "bold ansimagenta underline",
-    "mention.invalid": "bold ansired underline",
-    "slash-command": "bold ansiblue",
-    "candidate.label": "",
-    "candidate.match": "bold underline",
-    "candidate.here": "ansigreen",
-    "you": "bold ansicyan",
-    "assistant": "bold ansigreen",
-    "reference": "ansibrightblack italic",
-    "checkpoint": "bold ansiyellow",
-    "notice": "ansibrightblack",
-    "error": "bold ansired",
-    "error.message": "ansired",
-    "log.seq": "ansibrightblack",
-    "log.type": "bold",
-    "log.source": "ansiblue",
-    "bottom-toolbar": "noreverse bg:#262626 #d0d0d0",
-    "toolbar.title": "bold",
-    "toolbar.running": "bold ansiyellow",
-    "toolbar.idle": "ansigreen",
-    "toolbar.stream": "italic #a0a0a0",
-    "toolbar.hint": "#a0a0a0",
-})
 
 
 def _error_parts(error: BaseException) -> tuple[str, str]:
@@ -117,7 +91,7 @@ class LineMode:
             input=input, output=output, multiline=True, completer=SessionMentionCompleter(self.lookups),
             complete_while_typing=True, lexer=MentionLexer(),
             history=history or open_history(workspace.store.root),
-            key_bindings=self._key_bindings(), bottom_toolbar=self._toolbar, style=REPL_STYLE,
+            key_bindings=line_mode_key_bindings(self), bottom_toolbar=self._toolbar, style=REPL_STYLE,
             prompt_continuation=lambda width, _line, _soft: "." * (width - 1) + " ", erase_when_done=True,
             reserve_space_for_menu=8,
         )
@@ -293,51 +267,6 @@ class LineMode:
 
     # -- keys --------------------------------------------------------------------
 
-    def _key_bindings(self) -> KeyBindings:
-        bindings = KeyBindings()
-
-        @Condition
-        def menu_open() -> bool:
-            state = self.session.default_buffer.complete_state
-            return state is not None and bool(state.completions)
-
-        @Condition
-        def prompt_empty() -> bool:
-            return not self.session.default_buffer.text
-
-        @bindings.add("enter", filter=menu_open)
-        @bindings.add("tab", filter=menu_open)
-        def _accept(event: KeyPressEvent) -> None:
-            self.accept_completion()
-
-        @bindings.add("escape", filter=menu_open)
-        def _dismiss(event: KeyPressEvent) -> None:
-            self.lookups.dismiss()
-
-        @bindings.add("enter", filter=~menu_open)
-        def _send(event: KeyPressEvent) -> None:
-            buffer = event.current_buffer
-            if self.preparing and buffer.text.strip():
-                self.transcript.notice("still preparing the previous message (Ctrl+C cancels it)")
-                return
-            buffer.validate_and_handle()
-
-        @bindings.add("escape", "enter")
-        @bindings.add("c-j")
-        def _newline(event: KeyPressEvent) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @bindings.add("c-c")
-        @bindings.add("<sigint>")
-        def _interrupt(event: KeyPressEvent) -> None:
-            self.interrupt()
-
-        @bindings.add("c-d", filter=prompt_empty)
-        def _eof(event: KeyPressEvent) -> None:
-            self.request_exit()
-
-        return bindings
-
     def accept_completion(self) -> None:
         """Insert the highlighted completion (or the first) and close the menu."""
         buffer = self.session.default_buffer
@@ -419,30 +348,15 @@ class LineMode:
     # -- toolbar -----------------------------------------------------------------------
 
     def _toolbar(self) -> StyleAndTextTuples:
-        fragments: StyleAndTextTuples = []
-        partial = self.transcript.partial_line
-        if partial:
-            tail = truncate_end(partial[-100:], 100)
-            fragments += [("class:toolbar.stream", " assistant › " + tail), ("", "\n")]
-        if self.lookups.searching:
-            fragments += [("class:toolbar.hint", " @ searching sessions…"), ("", "\n")]
-        elif self.lookups.latest is not None and not self.lookups.latest.candidates:
-            fragments += [("class:toolbar.hint", " @ no matching sessions"), ("", "\n")]
-        if self.preparing:
-            fragments += [("class:toolbar.hint", " preparing… (Ctrl+C cancels)"), ("", "\n")]
-        agent = self._agent
-        queued = len(agent.pending())
-        if queued:
-            fragments += [("class:toolbar.hint", f" {queued} queued: enters at the next step"), ("", "\n")]
-        status = agent.status
-        title = truncate_end(inert(self._title or "untitled"), 40)
-        cwd = truncate_middle(inert(agent.cwd), 40) if agent.cwd else "(no cwd)"
-        fragments += [
-            ("class:toolbar.title", f" {title} "), ("", "│ "), ("", f"{cwd} "), ("", "│ "),
-            (f"class:toolbar.{'running' if status == 'running' else 'idle'}", f"{status} "), ("", "│ "),
-            ("", truncate_end(inert(self.workspace.model.name), 30)),
-        ]
-        return fragments
+        latest = self.lookups.latest
+        return toolbar_fragments(
+            ToolbarState(
+                title=self._title, cwd=self._agent.cwd, status=self._agent.status,
+                model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
+                searching=self.lookups.searching, no_matches=latest is not None and not latest.candidates,
+                preparing=self.preparing, queued=len(self._agent.pending()),
+            )
+        )
 
     def _invalidate(self) -> None:
         app = get_app_or_none()

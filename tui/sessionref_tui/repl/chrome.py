@@ -1,0 +1,82 @@
+"""The line mode's colours and its bottom toolbar."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.styles import Style
+
+from sessionref_tui.display import inert, truncate_end, truncate_middle
+
+REPL_STYLE: Final = Style.from_dict({
+    "prompt": "bold ansicyan",
+    "mention": "bold ansimagenta underline",
+    "mention.invalid": "bold ansired underline",
+    "slash-command": "bold ansiblue",
+    "candidate.label": "",
+    "candidate.match": "bold underline",
+    "candidate.here": "ansigreen",
+    "you": "bold ansicyan",
+    "assistant": "bold ansigreen",
+    "reference": "ansibrightblack italic",
+    "checkpoint": "bold ansiyellow",
+    "notice": "ansibrightblack",
+    "error": "bold ansired",
+    "error.message": "ansired",
+    "log.seq": "ansibrightblack",
+    "log.type": "bold",
+    "log.source": "ansiblue",
+    "bottom-toolbar": "noreverse bg:#262626 #d0d0d0",
+    "toolbar.title": "bold",
+    "toolbar.running": "bold ansiyellow",
+    "toolbar.idle": "ansigreen",
+    "toolbar.stream": "italic #a0a0a0",
+    "toolbar.hint": "#a0a0a0",
+})
+"""Named classes used by the prompt, the menu, the transcript and the toolbar."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolbarState:
+    """Everything the toolbar shows; raw data, made inert when rendered."""
+
+    title: str | None
+    cwd: str | None
+    status: str
+    model_name: str
+    streaming: str = ""
+    searching: bool = False
+    no_matches: bool = False
+    preparing: bool = False
+    queued: int = 0
+
+
+def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
+    """Optional hint lines (streaming tail, lookup state, preparing, queued) above one status line:
+    session title │ cwd │ idle/running │ model."""
+    fragments: StyleAndTextTuples = []
+
+    def hint(text: str, style: str = "class:toolbar.hint") -> None:
+        fragments.extend([(style, text), ("", "\n")])
+
+    if state.streaming:
+        hint(" assistant › " + truncate_end(state.streaming[-100:], 100), "class:toolbar.stream")
+    if state.searching:
+        hint(" @ searching sessions…")
+    elif state.no_matches:
+        hint(" @ no matching sessions")
+    if state.preparing:
+        hint(" preparing… (Ctrl+C cancels)")
+    if state.queued:
+        hint(f" {state.queued} queued: enters at the next step")
+    title = truncate_end(inert(state.title or "untitled"), 40)
+    cwd = truncate_middle(inert(state.cwd), 40) if state.cwd else "(no cwd)"
+    status_style = "class:toolbar.running" if state.status == "running" else "class:toolbar.idle"
+    fragments += [
+        ("class:toolbar.title", f" {title} "), ("", "│ "), ("", f"{cwd} "), ("", "│ "),
+        (status_style, f"{inert(state.status)} "), ("", "│ "),
+        ("", truncate_end(inert(state.model_name), 30)),
+    ]
+    return fragments
