@@ -56,7 +56,8 @@ PREVIEW_LINE_CHARS = 120
 
 
 class ReferencingAgent(Protocol):
-    """The agent a message belongs to: its session id (and, for candidates, its cwd)."""
+    """The agent a message belongs to: its session id. An optional `cwd` attribute
+    (None when absent) ranks candidates; nothing else is read."""
 
     @property
     def id(self) -> str: ...
@@ -202,7 +203,12 @@ class SessionReferences:
     # -- discovery -------------------------------------------------------------------------------
 
     async def list_candidates(
-        self, agent: Any, query: str = "", limit: object = None, *, signal: AbortSignal | None = None
+        self,
+        agent: ReferencingAgent,
+        query: str = "",
+        limit: object = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> list[Candidate]:
         """Other sessions matching `query` (id, cwd or title substring, case-insensitive), best first.
 
@@ -274,7 +280,7 @@ class SessionReferences:
 
     async def prepare(
         self,
-        agent: Any,
+        agent: ReferencingAgent,
         content: Sequence[Any],
         references: Sequence[object],
         *,
@@ -314,7 +320,7 @@ class SessionReferences:
         return PreparedReferencedMessage(accepted, message, records)
 
     async def prepare_text(
-        self, agent: Any, text: str, *, signal: AbortSignal | None = None
+        self, agent: ReferencingAgent, text: str, *, signal: AbortSignal | None = None
     ) -> PreparedReferencedMessage:
         """Parse the mentions in `text`, then `prepare` one text block holding the readable text.
 
@@ -327,7 +333,7 @@ class SessionReferences:
 
     async def preview(
         self,
-        agent: Any,
+        agent: ReferencingAgent,
         session_id: str,
         *,
         label: str | None = None,
