@@ -9,8 +9,10 @@ Every field shown comes from data and is rendered inert through `rich.text.Text`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.style import Style
 from rich.text import Text
@@ -82,35 +84,75 @@ def _highlighted(text: str, query: str, base: Style | None = None) -> Text:
     return rendered
 
 
-def render_candidate_row(candidate: CandidateLike, query: str, width: int, now_ms: float) -> Text:
+@dataclass(frozen=True, slots=True)
+class RowColumns:
+    """Natural (widest) cell widths of each column over the listed candidates.
+
+    Laying every row out from the same columns keeps the list aligned."""
+
+    label: int
+    session_id: int
+    cwd: int
+    age: int
+
+
+def _fields(candidate: CandidateLike, now_ms: float) -> tuple[str, str, str, str]:
+    """The inert label, id (empty when equal to the label), cwd and age of a row."""
+    label = inert(candidate.label)
+    session_id = inert(candidate.session_id) if candidate.session_id != candidate.label else ""
+    cwd = inert(candidate.cwd) if candidate.cwd else NO_CWD
+    return label, session_id, cwd, relative_age(candidate.created_at, now_ms)
+
+
+def columns_for(candidates: Sequence[CandidateLike], now_ms: float) -> RowColumns:
+    """The shared column widths for `candidates`."""
+    widths = [0, 0, 0, 0]
+    for candidate in candidates:
+        for index, field in enumerate(_fields(candidate, now_ms)):
+            widths[index] = max(widths[index], cell_len(field))
+    return RowColumns(*widths)
+
+
+def _fit(text: Text, width: int) -> Text:
+    """`text` padded with spaces to exactly `width` cells."""
+    text.pad_right(max(0, width - text.cell_len))
+    return text
+
+
+def render_candidate_row(
+    candidate: CandidateLike,
+    query: str,
+    width: int,
+    now_ms: float,
+    columns: RowColumns | None = None,
+) -> Text:
     """One row of the picker, exactly fitted to `width` cells.
 
     Label first (the title), then the id only when it differs from the label,
     then the cwd (marked when it is the same workspace), and the relative age
     at the right edge. Long fields are shortened in the middle so rows stay
     distinguishable: titles like "Plan … draft 2" and "Plan … draft 3" keep the
-    part that differs, and paths keep their folder name.
+    part that differs, and paths keep their folder name. `columns` aligns the
+    row with the others in the list.
     """
-    label = inert(candidate.label)
-    session_id = inert(candidate.session_id) if candidate.session_id != candidate.label else ""
-    cwd = inert(candidate.cwd) if candidate.cwd else NO_CWD
+    label, session_id, cwd, age = _fields(candidate, now_ms)
+    columns = columns or columns_for([candidate], now_ms)
+    has_id_column = columns.session_id > 0
     mark = f"{SAME_WORKSPACE_MARK} " if candidate.same_workspace else "  "
-    age = relative_age(candidate.created_at, now_ms)
-    gaps = 2 + (2 if session_id else 0) + 2
-    room = width - len(mark) - len(age) - gaps
+    room = width - len(mark) - columns.age - 2 - (2 if has_id_column else 0) - 1
     label_width, id_width, cwd_width = _allocate(
-        [Text(label).cell_len, Text(session_id).cell_len, Text(cwd).cell_len], [5, 2, 3], room
+        [columns.label, columns.session_id, columns.cwd], [6, 1, 3], room
     )
     row = Text(end="", no_wrap=True)
-    row.append_text(_highlighted(truncate_middle(label, label_width), query))
+    row.append_text(_fit(_highlighted(truncate_middle(label, label_width), query), label_width))
     row.append("  ")
-    if session_id:
-        row.append_text(_highlighted(truncate_middle(session_id, id_width), query, _DIM))
+    if has_id_column:
+        shown_id = _highlighted(truncate_middle(session_id, id_width), query, _DIM)
+        row.append_text(_fit(shown_id, id_width))
         row.append("  ")
     row.append(mark, style="bold" if candidate.same_workspace else "")
     row.append_text(_highlighted(truncate_middle(cwd, cwd_width), query, _DIM))
-    padding = width - row.cell_len - len(age)
-    row.append(" " * max(1, padding))
+    row.append(" " * max(1, width - row.cell_len - cell_len(age)))
     row.append(age, style=_DIM)
     row.truncate(max(0, width))
     return row
@@ -119,13 +161,16 @@ def render_candidate_row(candidate: CandidateLike, query: str, width: int, now_m
 class CandidateRow:
     """A Rich renderable that lays a candidate out for whatever width it is given."""
 
-    def __init__(self, candidate: CandidateLike, query: str, now_ms: float) -> None:
+    def __init__(
+        self, candidate: CandidateLike, query: str, now_ms: float, columns: RowColumns | None = None
+    ) -> None:
         self.candidate = candidate
         self.query = query
         self.now_ms = now_ms
+        self.columns = columns
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        row = render_candidate_row(self.candidate, self.query, options.max_width, self.now_ms)
+        row = render_candidate_row(self.candidate, self.query, options.max_width, self.now_ms, self.columns)
         row.end = "\n"  # Textual counts line breaks to size the option
         yield row
 
@@ -202,8 +247,9 @@ class MentionPopup(Vertical):
         self._candidates = list(candidates)
         self.query_text = query
         now = self._now_ms()
+        columns = columns_for(self._candidates, now)
         self.option_list.set_options(
-            Option(CandidateRow(candidate, query, now)) for candidate in self._candidates
+            Option(CandidateRow(candidate, query, now, columns)) for candidate in self._candidates
         )
         self.set_class(not self._candidates, "-empty")
         self.remove_class("-loading")
