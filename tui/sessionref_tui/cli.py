@@ -250,7 +250,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     _route_diagnostics(store.root)
     try:
         settings = load_settings(os.environ, store_root=store.root)
-        cwd = args.cwd or os.getcwd()
+        cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
         if args.session is not None:
             store.record(args.session)  # unknown id: a clear error before the prompt opens
 
