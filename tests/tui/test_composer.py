@@ -18,6 +18,7 @@ from sessionref_tui.widgets.mention_popup import MATCH_STYLE, render_candidate_r
 from sessionref_tui.widgets.reference_preview import PREVIEW_DEBOUNCE, render_preview
 from textual import events
 from textual.widget import Widget
+from textual.widgets.text_area import Selection
 
 ABC = "@[abc](dsh-session:ImFiYyI)"
 
@@ -344,6 +345,25 @@ class TestChips:
             assert app.source.queries == []
             await pilot.press("backspace")
             assert app.composer.value == "see "
+
+    async def test_copy_and_cut_carry_canonical_tokens(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            app.composer.value = f"x {ABC} y"
+            await pilot.pause()
+            field = app.composer.input
+            field.selection = Selection((0, 3), (0, 4))
+            await pilot.press("ctrl+c")
+            assert app.clipboard == ABC
+            field.selection = Selection((0, 0), (0, 3))
+            await pilot.press("ctrl+x")
+            await pilot.pause()
+            assert app.clipboard == f"x {ABC}"
+            assert app.composer.value == " y"
+            await pilot.press("ctrl+v")
+            await pilot.pause()
+            assert app.composer.value == f"x {ABC} y"
+            assert app.composer.display_text == "x @abc y"
 
     async def test_chip_text_is_styled(self) -> None:
         app = ComposerHarness()

@@ -11,9 +11,11 @@ from sessionref_tui.mentions import (
     active_mention_token,
     active_mention_token_in,
     backspace_range,
+    canonical_slice,
     count_distinct_mentions,
     delete_range,
     distinct_mentioned_sessions,
+    expand_to_chips,
     insert_value_text,
     parse_value,
     reconcile,
@@ -258,3 +260,24 @@ class TestCountDistinctMentions:
     def test_four_sessions(self) -> None:
         value = " ".join(mention(f"s{index}") for index in range(4))
         assert count_distinct_mentions(value) == 4
+
+
+class TestClipboardRanges:
+    def setup_method(self) -> None:
+        self.document = parse_value(f"a {ABC} b")  # "a @abc b", chip 2..6
+
+    def test_partial_chip_selection_widens_to_the_whole_chip(self) -> None:
+        assert expand_to_chips(self.document, 3, 4) == (2, 6)
+        assert expand_to_chips(self.document, 0, 3) == (0, 6)
+        assert expand_to_chips(self.document, 7, 6) == (6, 7)
+
+    def test_canonical_slice_writes_tokens(self) -> None:
+        assert canonical_slice(self.document, 0, 8) == f"a {ABC} b"
+        assert canonical_slice(self.document, 4, 7) == f"{ABC} "
+        assert canonical_slice(self.document, 0, 1) == "a"
+
+    def test_pasting_a_copied_slice_restores_the_chip(self) -> None:
+        copied = canonical_slice(self.document, 1, 7)
+        pasted = insert_value_text(ChipDocument(), 0, 0, copied)
+        assert pasted.display == " @abc "
+        assert len(pasted.chips) == 1

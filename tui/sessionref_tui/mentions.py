@@ -295,3 +295,25 @@ def reconcile(document: ChipDocument, display: str) -> ChipDocument:
     while suffix < limit - prefix and old[-1 - suffix] == display[-1 - suffix]:
         suffix += 1
     return replace_range(document, prefix, len(old) - suffix, display[prefix : len(display) - suffix])
+
+
+def expand_to_chips(document: ChipDocument, start: int, end: int) -> tuple[int, int]:
+    """Widen `start..end` so it never cuts a chip (copy and cut take chips whole)."""
+    start, end = sorted((start, end))
+    for chip in chips_in(document, start, end):
+        start = min(start, chip.start)
+        end = max(end, chip.end)
+    return start, end
+
+
+def canonical_slice(document: ChipDocument, start: int, end: int) -> str:
+    """The canonical text of `start..end` widened to whole chips: what copy puts on the clipboard."""
+    start, end = expand_to_chips(document, start, end)
+    parts: list[str] = []
+    position = start
+    for chip in chips_in(document, start, end):
+        parts.append(document.display[position : chip.start])
+        parts.append(chip.token)
+        position = chip.end
+    parts.append(document.display[position:end])
+    return "".join(parts)

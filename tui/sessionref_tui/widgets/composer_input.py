@@ -23,7 +23,9 @@ from textual.widgets.text_area import EditResult
 from sessionref_tui.mentions import (
     ChipDocument,
     backspace_range,
+    canonical_slice,
     delete_range,
+    expand_to_chips,
     insert_value_text,
     parse_value,
     reconcile,
@@ -154,6 +156,31 @@ class ComposerInput(TextArea):
         if span is None:
             return
         self._delete_via_keyboard(self.location_of(span[0]), self.location_of(span[1]))
+
+    # --- clipboard -------------------------------------------------------------------------
+
+    def _selected_offsets(self) -> tuple[int, int]:
+        start, end = self.selection
+        return (
+            self.document.get_index_from_location(start),
+            self.document.get_index_from_location(end),
+        )
+
+    def action_copy(self) -> None:
+        """Copy the selection as canonical text; a partly selected chip is copied whole."""
+        if self.selection.is_empty:
+            super().action_copy()
+            return
+        self.app.copy_to_clipboard(canonical_slice(self._chips, *self._selected_offsets()))
+
+    def action_cut(self) -> None:
+        """Cut the selection widened to whole chips, putting its canonical text on the clipboard."""
+        if self.read_only or self.selection.is_empty:
+            super().action_cut()
+            return
+        start, end = expand_to_chips(self._chips, *self._selected_offsets())
+        self.app.copy_to_clipboard(canonical_slice(self._chips, start, end))
+        self._delete_via_keyboard(self.location_of(start), self.location_of(end))
 
     # --- keys, paste, rendering ------------------------------------------------------------
 
