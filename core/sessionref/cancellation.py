@@ -10,6 +10,7 @@ cancelled with it.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -60,12 +61,16 @@ async def race(work: Awaitable[T], signal: AbortSignal | None) -> T:
     """Await `work`, or raise `SESSION_REFERENCE_CANCELLED` as soon as `signal` aborts.
 
     Without a signal this is a plain await. If both finish together, the abort wins.
+    A coroutine raced against an already aborted signal is closed without starting.
     Exceptions of `work` propagate unchanged while the signal is live.
     """
     if signal is None:
         return await work
     if signal.aborted:
-        _abandon(asyncio.ensure_future(work))
+        if inspect.iscoroutine(work):
+            work.close()  # never started: nothing to abandon
+        else:
+            _abandon(asyncio.ensure_future(work))
         raise cancelled_error(signal)
     task = asyncio.ensure_future(work)
     waiter = asyncio.ensure_future(signal.wait())

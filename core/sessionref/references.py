@@ -250,9 +250,13 @@ class SessionReferences:
         self, references: Sequence[SessionReference], signal: AbortSignal | None
     ) -> list[SurfaceSnapshot]:
         """Read every source once, in parallel; all-or-nothing."""
-        reads = [self.query.read_surface(reference.session_id) for reference in references]
+
+        async def read_each_once() -> list[SurfaceSnapshot]:
+            reads = [self.query.read_surface(reference.session_id) for reference in references]
+            return list(await asyncio.gather(*reads))
+
         try:
-            return list(await race(asyncio.gather(*reads), signal))
+            return await race(read_each_once(), signal)
         except Exception as error:
             if signal is not None and signal.aborted:
                 if isinstance(error, SessionReferenceError) and error.code == ErrorCode.CANCELLED:
