@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any, Final
 
 __all__ = [
@@ -38,6 +39,8 @@ NOT_SERIALIZABLE_MESSAGE: Final = "session-reference data is not JSON-serializab
 _MAX_ARRAY_INDEX: Final = 4294967294
 _MAX_SAFE_INTEGER: Final = 2**53 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The quoting json.dumps(ensure_ascii=False) applies to a str, without its per-call overhead.
+_quote: Callable[[str], str] = encode_basestring
 
 
 class Undefined:
@@ -99,15 +102,22 @@ def _escape_lone_surrogate(match: re.Match[str]) -> str:
 
 def json_string_literal(text: str) -> str:
     """`JSON.stringify(text)` for a string: quoted, with JS escapes and `\\udxxx` for lone surrogates."""
-    literal = json.dumps(text, ensure_ascii=False)
-    if has_surrogates(literal):
-        literal = _SURROGATE.sub(_escape_lone_surrogate, json.dumps(to_js_string(text), ensure_ascii=False))
+    literal = _quote(text)
+    if not literal.isascii() and has_surrogates(literal):
+        literal = _SURROGATE.sub(_escape_lone_surrogate, _quote(to_js_string(text)))
     return literal
 
 
 def tag_safe_string_bytes(text: str) -> int:
     """UTF-8 byte length of the tag-safe JSON literal of `text` (each `<` costs 6 bytes)."""
-    return utf8_len(json_string_literal(text)) + 5 * text.count("<")
+    literal = _quote(text)
+    extra = 5 * text.count("<")
+    if literal.isascii():
+        return len(literal) + extra
+    try:
+        return len(literal.encode("utf-8")) + extra
+    except UnicodeEncodeError:
+        return utf8_len(json_string_literal(text)) + extra
 
 
 def json_number_text(number: int | float) -> str:
