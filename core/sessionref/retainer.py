@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from sessionref.jsjson import encode_utf8, utf8_len
 
@@ -214,9 +214,8 @@ def head_tail_retain(text: str, head_bytes: int, tail_bytes: int) -> RetainedTex
     return retainer.finish()
 
 
-@dataclass(frozen=True, slots=True)
-class TruncatedText:
-    """A text cut to a byte budget and how many of its UTF-8 bytes were left out."""
+class TruncatedText(NamedTuple):
+    """A text cut to a byte budget and how many of its UTF-8 bytes were left out (unpacks as a pair)."""
 
     text: str
     omitted_bytes: int
