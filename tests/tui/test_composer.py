@@ -84,6 +84,16 @@ class TestTrigger:
             assert popup.region.bottom <= app.composer.input.region.y
             assert popup.region.height > 0
 
+    async def test_picker_closes_when_the_input_loses_focus(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            await type_text(pilot, "@")
+            await settle(pilot)
+            assert app.composer.popup.is_open
+            app.set_focus(None)
+            await settle(pilot)
+            assert not app.composer.popup.is_open
+
     async def test_no_matches_state(self) -> None:
         app = ComposerHarness()
         async with app.run_test() as pilot:

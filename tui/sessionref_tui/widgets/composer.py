@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol
 from rich.text import Text
 from sessionref.signal import AbortSignal
 from sessionref.uri import SessionReference, format_session_reference_mention
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -356,6 +356,12 @@ class Composer(Vertical):
         if follows_space:
             field.move_cursor_relative(columns=1)
         self._dismissed_key = None
+
+    @on(events.DescendantBlur)
+    def _focus_left(self, event: events.DescendantBlur) -> None:
+        # The picker belongs to the text area: it never stays open for an unfocused input.
+        if event.widget is self.input:
+            self._close_popup()
 
     @on(MentionPopup.Picked)
     def _picked(self, event: MentionPopup.Picked) -> None:
