@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from sessionref.signal import AbortSignal
 from sessionref_tui.widgets.composer import Composer
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Static
 
 NOW_MS = 1_800_000_000_000
@@ -186,3 +188,20 @@ class ComposerHarness(App[None]):
     @property
     def composer(self) -> Composer:
         return self.query_one(Composer)
+
+
+def rendered(widget: Widget) -> list[str]:
+    """The text of every line the widget currently renders."""
+    return [widget.render_line(y).text for y in range(widget.size.height)]
+
+
+async def settle(pilot: Pilot) -> None:
+    """Let pending messages, workers and the refresh that follows them finish."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def type_text(pilot: Pilot, text: str) -> None:
+    """Type `text` key by key, as a user would."""
+    await pilot.press(*[{" ": "space"}.get(char, char) for char in text])
