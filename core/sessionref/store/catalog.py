@@ -59,7 +59,7 @@ def _label(state: LogState) -> str:
 def _preference(state: LogState) -> tuple[int, int, str]:
     folder = state.path.rsplit("/", 2)[-2]
     canonical = decode_session_segment(folder) == state.session_id
-    return (0 if canonical else 1, 1 if is_compressed(Path(state.path)) else 0, state.path)
+    return (0 if canonical else 1, 1 if is_compressed(state.path) else 0, state.path)
 
 
 class Catalog:
@@ -107,7 +107,7 @@ class Catalog:
         self.index.save([after for _, after in changes if after is not None])
         self.index.delete(gone)
         self._apply_all(changes)
-        return [s for s in self.states.values() if s.torn and not is_compressed(Path(s.path))]
+        return [s for s in self.states.values() if s.torn and not is_compressed(s.path)]
 
     def _scan_names(
         self,

@@ -21,9 +21,9 @@ PACKED_CHUNK_TYPES = frozenset({"text-chunks", "reasoning-chunks", "tool-call-ch
 TORN_SUFFIX = ".torn"
 
 
-def is_compressed(path: Path) -> bool:
+def is_compressed(path: Path | str) -> bool:
     """True for a DSH zstd log (read-only for this store)."""
-    return path.name.endswith(".zstd")
+    return str(path).endswith(".zstd")
 
 
 def encode_line(record: dict[str, Any]) -> bytes:

@@ -125,13 +125,13 @@ def _consume_lines(state: LogState, lines: list[bytes], *, at_start: bool) -> No
             break
 
 
-def scan_log(root: Path, relative: str, previous: LogState | None) -> LogState | None:
+def scan_log(root: Path | str, relative: str, previous: LogState | None) -> LogState | None:
     """Bring the state of one log up to date; returns None when the file is gone.
 
     Unchanged files (same size and mtime) cost one stat. A problem reading or parsing the file
     is recorded in `problem` (the session is then skipped by discovery) instead of raised.
     """
-    path = root / relative
+    path = os.path.join(root, relative)  # plain strings: this runs once per log on every refresh
     try:
         stat = os.stat(path)
     except FileNotFoundError:
@@ -155,7 +155,7 @@ def scan_log(root: Path, relative: str, previous: LogState | None) -> LogState |
                 file.seek(state.offset)
                 data = file.read()
         else:
-            data = read_log_bytes(path)
+            data = read_log_bytes(Path(path))
     except (OSError, StoreError) as error:
         reason = error.message if isinstance(error, StoreError) else (error.strerror or str(error))
         return LogState(path=relative, size=stat.st_size, mtime_ns=stat.st_mtime_ns, problem=reason)
