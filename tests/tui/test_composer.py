@@ -417,6 +417,14 @@ class TestSubmitSupport:
             await pilot.pause()
             assert not notice.has_class("-shown")
 
+    async def test_error_shown_right_after_restoring_the_draft_stays(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            app.composer.value = "restored draft"
+            app.composer.show_error("Invalid session reference")
+            await pilot.pause()
+            assert app.composer.query_one("#composer-notice").has_class("-error")
+
     async def test_clear_if_unchanged(self) -> None:
         app = ComposerHarness()
         async with app.run_test() as pilot:

@@ -129,6 +129,7 @@ class Composer(Vertical):
         self._busy = False
         self._busy_label = ""
         self._error: str | None = None
+        self._error_draft = ""
 
     def compose(self) -> ComposeResult:
         yield MentionPopup(now_ms=lambda: self._now_ms(), id="mention-popup")
@@ -188,8 +189,9 @@ class Composer(Vertical):
         self._refresh_notice()
 
     def show_error(self, message: str) -> None:
-        """Show `message` under the draft (shown inert) until `clear_error` or the next edit."""
+        """Show `message` under the draft (shown inert) until `clear_error` or the draft changes."""
         self._error = message
+        self._error_draft = self.input.text
         self._refresh_notice()
 
     def clear_error(self) -> None:
@@ -244,7 +246,7 @@ class Composer(Vertical):
     @on(TextArea.Changed, "#composer-input")
     def _text_changed(self, event: TextArea.Changed) -> None:
         event.stop()
-        if self._error is not None:
+        if self._error is not None and self.input.text != self._error_draft:
             self._error = None
         self._refresh_notice()
         self._refresh_token()
