@@ -128,6 +128,8 @@ class CandidateIndex:
         self._ids, self._labels = ids, labels
         self._by_cwd = by_cwd
         self._cwd_lower = {cwd: cwd.lower() for cwd in by_cwd}
+        self._cwd_list = list(by_cwd)
+        self._cwd_haystack = _Haystack.build([self._cwd_lower[cwd] for cwd in self._cwd_list])
         self._no_cwd = _Group.build(no_cwd, ids, labels)
         self._with_cwd = _Group.build(with_cwd, ids, labels)
         self._cwd_groups: OrderedDict[str, _Group] = OrderedDict()
@@ -217,11 +219,8 @@ class CandidateIndex:
         return [own, self._group_matches(self._no_cwd, needle), self._other_cwds(target_cwd, needle)]
 
     def _other_cwds(self, target_cwd: str | None, needle: str) -> Iterator[int]:
-        cwd_hits = [
-            positions
-            for cwd, positions in self._by_cwd.items()
-            if cwd != target_cwd and needle in self._cwd_lower[cwd]
-        ]
+        cwds = (self._cwd_list[slot] for slot in self._cwd_haystack.slots(needle))
+        cwd_hits = [self._by_cwd[cwd] for cwd in cwds if cwd != target_cwd]
         previous = -1
         for position in heapq.merge(self._group_matches(self._with_cwd, needle), *cwd_hits):
             if position != previous:
