@@ -209,6 +209,10 @@ class Composer(Vertical):
         self._refresh_notice()
         return True
 
+    def close_picker(self) -> None:
+        """Close the `@` picker and cancel its lookups (e.g. when the app switches session)."""
+        self._close_popup()
+
     # --- keys -----------------------------------------------------------------------
 
     def _handle_key(self, key: str) -> bool:
