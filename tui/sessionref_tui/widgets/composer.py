@@ -19,23 +19,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from rich.text import Text
 from sessionref.signal import AbortSignal
 from sessionref.uri import SessionReference, format_session_reference_mention
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Static, TextArea
+from textual.widgets import TextArea
 
 from sessionref_tui.display import inert
-from sessionref_tui.mentions import (
-    MAX_DISTINCT_MENTIONS,
-    MentionToken,
-    active_mention_token_in,
-    count_distinct_mentions,
-)
+from sessionref_tui.mentions import MentionToken, active_mention_token_in, count_distinct_mentions
 from sessionref_tui.widgets.composer_input import ComposerInput
+from sessionref_tui.widgets.composer_notice import ComposerNotice
 from sessionref_tui.widgets.mention_popup import MentionPopup
 
 SEARCH_DEBOUNCE: Final = 0.08
@@ -133,7 +128,7 @@ class Composer(Vertical):
 
     def compose(self) -> ComposeResult:
         yield MentionPopup(now_ms=lambda: self._now_ms(), id="mention-popup")
-        yield Static("", id="composer-notice", markup=False)
+        yield ComposerNotice(id="composer-notice")
         yield ComposerInput(
             placeholder=self._placeholder, cursor_blink=self._cursor_blink, id="composer-input"
         )
@@ -383,22 +378,9 @@ class Composer(Vertical):
     # --- notices ---------------------------------------------------------------------
 
     def _refresh_notice(self) -> None:
-        notice = self.query_one("#composer-notice", Static)
-        notice.remove_class("-error", "-warning", "-busy")
-        text: Text | None = None
-        if self._error is not None:
-            notice.add_class("-error")
-            text = Text(inert(self._error))
-        elif self._busy:
-            notice.add_class("-busy")
-            text = Text(f"⋯ {inert(self._busy_label)}" if self._busy_label else "⋯ working")
-        else:
-            count = count_distinct_mentions(self.value)
-            if count > MAX_DISTINCT_MENTIONS:
-                notice.add_class("-warning")
-                text = Text(
-                    f"⚠ {count} sessions mentioned: a message may reference at most "
-                    f"{MAX_DISTINCT_MENTIONS}. Remove {count - MAX_DISTINCT_MENTIONS} before sending."
-                )
-        notice.set_class(text is not None, "-shown")
-        notice.update(text or "")
+        self.query_one(ComposerNotice).show(
+            error=self._error,
+            busy=self._busy,
+            busy_label=self._busy_label,
+            mentioned=count_distinct_mentions(self.value),
+        )
