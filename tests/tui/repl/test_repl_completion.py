@@ -131,3 +131,19 @@ async def test_no_match_leaves_the_menu_closed_and_says_so(harness: Harness) -> 
     assert harness.completions == []
     toolbar = "".join(text for _style, text in harness.mode._toolbar())
     assert "no matching sessions" in toolbar
+
+
+async def test_a_paste_never_opens_the_menu(harness: Harness) -> None:
+    queries: list[str] = []
+    real = harness.workspace.references.list_candidates
+
+    async def spy(agent: Any, query: str = "", limit: object = None, **kwargs: Any) -> Any:
+        queries.append(query)
+        return await real(agent, query, limit, **kwargs)
+
+    harness.workspace.references.list_candidates = spy  # type: ignore[method-assign]
+    harness.type("\x1b[200~first\r\nsecond @abn\x1b[201~")
+    await harness.until(lambda: harness.text == "first\nsecond @abn")
+    harness.type(" @abac")  # typing afterwards still completes
+    await harness.until(lambda: labels(harness) == ["Abacus"])
+    assert "abn" not in queries  # (typed prefixes are "", "a", "ab", "aba", "abac")

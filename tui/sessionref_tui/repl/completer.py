@@ -82,6 +82,7 @@ class MentionLookups:
         self._signal: AbortSignal | None = None
         self._pending_query: tuple[int, str] | None = None
         self._dismissed_start: int | None = None
+        self._pasted = False
         self.latest: LookupResult | None = None
         """The newest results that still belong to the token under the cursor (shown while refining)."""
         self.failed: str | None = None
@@ -119,6 +120,10 @@ class MentionLookups:
         buffer.cancel_completion()
         self.on_update.fire()
 
+    def ignore_pasted_token(self) -> None:
+        """Call right before inserting pasted text: a token the paste ends in does not open the menu."""
+        self._pasted = True
+
     def is_dismissed(self, token: MentionToken) -> bool:
         """True when the user pressed Esc on this token."""
         return self._dismissed_start == token.start
@@ -147,6 +152,12 @@ class MentionLookups:
             return
         document = buffer.document
         token = active_mention_token(document.text, document.cursor_position)
+        if self._pasted:
+            self._pasted = False
+            if token is not None:  # pasting never opens the menu (it behaves as if dismissed)
+                self._dismissed_start = token.start
+                self._abort_pending()
+                return
         if token is None:
             self._dismissed_start = None
             self._abort_pending()

@@ -6,6 +6,7 @@ from typing import Any, Protocol
 
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 
 from sessionref_tui.repl.completer import MentionLookups
 from sessionref_tui.repl.transcript import Transcript
@@ -27,7 +28,8 @@ class KeyHost(Protocol):
 
 def line_mode_key_bindings(host: KeyHost) -> KeyBindings:
     """Enter sends (or accepts an open menu), Alt+Enter/Ctrl+J newline, Tab accepts, Esc dismisses,
-    Ctrl+C interrupts (see `KeyHost.interrupt`), Ctrl+D on an empty prompt exits."""
+    a paste never opens the menu, Ctrl+C interrupts (see `KeyHost.interrupt`), Ctrl+D on an empty
+    prompt exits."""
     bindings = KeyBindings()
 
     @Condition
@@ -60,6 +62,11 @@ def line_mode_key_bindings(host: KeyHost) -> KeyBindings:
     @bindings.add("c-j")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
+
+    @bindings.add(Keys.BracketedPaste)
+    def _paste(event: KeyPressEvent) -> None:
+        host.lookups.ignore_pasted_token()
+        event.current_buffer.insert_text(event.data.replace("\r\n", "\n").replace("\r", "\n"))
 
     @bindings.add("c-c")
     @bindings.add("<sigint>")
