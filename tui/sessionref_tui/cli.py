@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -266,11 +267,19 @@ def _cmd_repl(args: argparse.Namespace) -> int:
         store.close()
 
 
-async def _candidates(store: SessionStore, query: str, limit: int, cwd: str | None) -> list[Any]:
-    from sessionref.candidates import find_candidates
+@dataclass(frozen=True, slots=True)
+class Vantage:
+    """A pseudo-agent for `list_candidates`: no session of its own (none is excluded), just a cwd."""
 
-    # The same discovery the @ completion uses, seen from a vantage that is no session (so none is excluded).
-    return await find_candidates(store, agent_id="", agent_cwd=cwd, text=query, limit=limit)
+    id: str
+    cwd: str | None
+
+
+async def _candidates(store: SessionStore, query: str, limit: int, cwd: str | None) -> list[Any]:
+    from sessionref.references import SessionReferences
+
+    # The very call the @ completion makes, so the ranking is the same.
+    return await SessionReferences(store).list_candidates(Vantage(id="", cwd=cwd), query, limit)
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:
