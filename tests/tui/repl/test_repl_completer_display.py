@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from sessionref.candidates import Candidate
-from sessionref_tui.repl.completer import candidate_label_fragments, candidate_meta_fragments, highlighted
+from sessionref.uri import parse_session_reference_text
+from sessionref_tui.repl.completer import (
+    candidate_label_fragments,
+    candidate_meta_fragments,
+    highlighted,
+    mention_for,
+)
 
 DAY_MS = 86_400_000
 
@@ -38,3 +44,10 @@ def test_every_occurrence_of_the_query_is_highlighted_case_insensitively() -> No
 def test_long_labels_are_cut_so_rows_stay_short() -> None:
     long = Candidate("x", "word " * 40, None, 0, False)
     assert plain(candidate_label_fragments(long, "")).endswith("…")
+
+
+def test_the_inserted_token_has_the_inert_label_and_the_raw_id() -> None:
+    token = mention_for(Candidate("id\x1b[2J", "id\x1b[2J", None, 0, False))
+    assert "\x1b" not in token
+    reference = parse_session_reference_text(token).references[0]
+    assert (reference.session_id, reference.label) == ("id\x1b[2J", "id\\x1b[2J")

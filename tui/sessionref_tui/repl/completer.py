@@ -26,6 +26,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.utils import Event
 from sessionref.signal import AbortSignal
+from sessionref.uri import SessionReference, format_session_reference_mention
 
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
 from sessionref_tui.mentions import MentionToken, active_mention_token
@@ -254,11 +255,16 @@ class SessionMentionCompleter(Completer):
         now = self._now_ms()
         for candidate in latest.candidates:
             yield Completion(
-                text=candidate.mention + " ",
+                text=mention_for(candidate) + " ",
                 start_position=start_position,
                 display=candidate_label_fragments(candidate, latest.query),
                 display_meta=candidate_meta_fragments(candidate, latest.query, now),
             )
+
+
+def mention_for(candidate: CandidateView) -> str:
+    """The token accepting `candidate` inserts: the label made inert (as shown), the URI with the raw id."""
+    return format_session_reference_mention(SessionReference(candidate.session_id, inert(candidate.label)))
 
 
 def highlighted(text: str, needle: str, style: str, match_style: str) -> StyleAndTextTuples:
