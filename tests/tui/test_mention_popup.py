@@ -173,3 +173,42 @@ class TestNarrowTerminal:
             assert len(set(lines)) == len(SESSIONS)
             assert lines[0].startswith("Research notes")
             assert all(len(line) <= 60 for line in lines)
+
+
+MANY = tuple(
+    FakeCandidate(f"s-{index:02d}", f"Session number {index:02d}", "/work/app", NOW_MS - index * 60_000)
+    for index in range(17)
+)
+
+
+class TestScrolling:
+
+    async def test_at_most_eight_rows_show_and_the_list_scrolls_with_a_position(self) -> None:
+        app = ComposerHarness(FakeSource(MANY))
+        async with app.run_test(size=(80, 30)) as pilot:
+            await type_text(pilot, "@")
+            await settle(pilot)
+            popup = app.composer.popup
+            options = popup.option_list
+            assert options.size.height == 8
+            assert rendered(popup.query_one("#mention-status"))[0].startswith("1/17")
+            await pilot.press("up")
+            await settle(pilot)
+            assert rendered(popup.query_one("#mention-status"))[0].startswith("17/17")
+            assert options.scroll_y > 0
+            assert any("Session number 16" in line for line in rendered(options))
+
+
+class TestPreviewFailure:
+    async def test_a_failing_preview_is_a_quiet_line(self) -> None:
+        class BrokenPreviews(FakeSource):
+            async def preview(self, session_id: str, signal: object) -> FakePreview:
+                raise RuntimeError("log unreadable")
+
+        app = ComposerHarness(BrokenPreviews(SESSIONS))
+        async with app.run_test(size=(80, 30)) as pilot:
+            await type_text(pilot, "@")
+            await settle(pilot)
+            text = "\n".join(rendered(app.composer.popup.preview))
+            assert "preview unavailable: log unreadable" in text
+            assert app.composer.popup.is_open
