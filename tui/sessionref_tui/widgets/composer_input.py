@@ -15,10 +15,8 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import events
-from textual.document._document import Location
-from textual.document._edit import Edit
 from textual.widgets import TextArea
-from textual.widgets.text_area import EditResult
+from textual.widgets.text_area import Edit, EditResult, Location
 
 from sessionref_tui.mentions import (
     ChipDocument,
