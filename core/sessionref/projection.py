@@ -14,13 +14,16 @@ from typing import Any, Literal, NamedTuple
 from sessionref.jsjson import js_json_stringify
 
 __all__ = [
+    "ProjectedColumns",
     "ProjectedItem",
     "UnreachableSurfaceEventError",
     "is_compact_checkpoint_source",
     "message_text",
+    "project_conversation_columns",
     "project_session_conversation",
 ]
 
+Role = Literal["user", "assistant"]
 _UNREACHABLE_PREFIX = "unreachable variant in session-reference surface event: "
 
 
@@ -45,7 +48,7 @@ class ProjectedItem(NamedTuple):
     A named tuple rather than a dataclass: projections run to 100,000s of items and this is cheaper to build.
     """
 
-    role: Literal["user", "assistant"]
+    role: Role
     text: str
     checkpoint: bool = False
 
@@ -61,6 +64,12 @@ def message_text(content: Any) -> str:
     """The `"\\n"`-join of the string `text` of every `type == "text"` block of `content`."""
     if type(content) is not list and (not isinstance(content, Sequence) or isinstance(content, str | bytes)):
         return ""
+    if len(content) == 1:  # the common case, without building a list
+        block = content[0]
+        if (type(block) is dict or isinstance(block, Mapping)) and block.get("type") == "text":
+            text = block.get("text")
+            return text if isinstance(text, str) else ""
+        return ""
     texts: list[str] = []
     for block in content:
         if (type(block) is dict or isinstance(block, Mapping)) and block.get("type") == "text":
@@ -70,29 +79,48 @@ def message_text(content: Any) -> str:
     return texts[0] if len(texts) == 1 else "\n".join(texts)
 
 
-def _project_event(event: Mapping[str, Any]) -> ProjectedItem | None:
-    kind = event.get("type")
-    data = event.get("data")
-    if type(data) is not dict and not isinstance(data, Mapping):
-        data = {}
-    if kind == "user/message":
-        source = data.get("source")
-        if type(source) is not dict and not isinstance(source, Mapping):
-            return None
-        source_kind = source.get("kind")
-        checkpoint = source_kind == "plugin" and source.get("plugin") == "compact"
-        if not (checkpoint or source_kind == "user"):
-            return None
-        text = message_text(data.get("content"))
-        return ProjectedItem("user", text, checkpoint) if text else None
-    if kind == "assistant/message":
-        message = data.get("message")
-        content = message.get("content") if type(message) is dict or isinstance(message, Mapping) else None
-        text = message_text(content)
-        return ProjectedItem("assistant", text, False) if text else None
-    if kind == "tool/result":
-        return None
-    raise UnreachableSurfaceEventError(event)
+class ProjectedColumns(NamedTuple):
+    """A projection as three parallel lists: cheaper than one object per message for large sessions."""
+
+    roles: list[Role]
+    texts: list[str]
+    checkpoints: list[bool]
+
+
+def project_conversation_columns(snapshot: Mapping[str, Any]) -> ProjectedColumns:
+    """`project_session_conversation` as parallel role/text/checkpoint lists (same rules, same errors)."""
+    roles: list[Role] = []
+    texts: list[str] = []
+    checkpoints: list[bool] = []
+    for event in snapshot.get("events") or ():
+        kind = event.get("type")
+        data = event.get("data")
+        if type(data) is not dict and not isinstance(data, Mapping):
+            data = {}
+        if kind == "user/message":
+            source = data.get("source")
+            if type(source) is not dict and not isinstance(source, Mapping):
+                continue
+            source_kind = source.get("kind")
+            checkpoint = source_kind == "plugin" and source.get("plugin") == "compact"
+            if not (checkpoint or source_kind == "user"):
+                continue
+            text = message_text(data.get("content"))
+            role: Role = "user"
+        elif kind == "assistant/message":
+            message = data.get("message")
+            is_mapping = type(message) is dict or isinstance(message, Mapping)
+            text = message_text(message.get("content") if is_mapping else None)
+            role, checkpoint = "assistant", False
+        elif kind == "tool/result":
+            continue
+        else:
+            raise UnreachableSurfaceEventError(event)
+        if text:
+            roles.append(role)
+            texts.append(text)
+            checkpoints.append(checkpoint)
+    return ProjectedColumns(roles, texts, checkpoints)
 
 
 def project_session_conversation(snapshot: Mapping[str, Any]) -> list[ProjectedItem]:
@@ -101,9 +129,8 @@ def project_session_conversation(snapshot: Mapping[str, Any]) -> list[ProjectedI
     Raises `UnreachableSurfaceEventError` for an event type outside the surface
     union (`user/message`, `assistant/message`, `tool/result`).
     """
-    items: list[ProjectedItem] = []
-    for event in snapshot.get("events") or ():
-        item = _project_event(event)
-        if item is not None:
-            items.append(item)
-    return items
+    columns = project_conversation_columns(snapshot)
+    return [
+        ProjectedItem(role, text, checkpoint)
+        for role, text, checkpoint in zip(*columns, strict=True)
+    ]

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessionref.jsjson import stringify_tag_safe_json, tag_safe_string_bytes, to_js_string, utf8_len
-from sessionref.projection import ProjectedItem, project_session_conversation
+from sessionref.projection import ProjectedColumns, ProjectedItem, project_conversation_columns
 from sessionref.retainer import truncate_with_notice
 
 __all__ = [
     "RetainedReference",
     "RetentionStats",
+    "retain_projected_columns",
     "retain_projected_items",
     "retain_referenced_session",
     "snapshot_data",
@@ -63,15 +64,26 @@ class RetainedReference:
 
     `data` is the JSON-ready snapshot object that goes into the prompt and
     `data_bytes` the UTF-8 size of its tag-safe JSON text (never above the
-    budget). `full_data` has the same shape over the whole untruncated projection.
-    `kept_indices` are the positions, in the projection, of the messages in `data`.
+    budget). `full_data` has the same shape over the whole untruncated projection
+    (built on access: most callers never need it). `kept_indices` are the
+    positions, in the projection, of the messages in `data`.
     """
 
     data: dict[str, Any]
     stats: RetentionStats
-    full_data: dict[str, Any]
     data_bytes: int
     kept_indices: tuple[int, ...]
+    full_roles: tuple[str, ...]
+    full_texts: tuple[str, ...]
+
+    @property
+    def full_data(self) -> dict[str, Any]:
+        """The snapshot object over every projected message, untruncated (a new dict on each access)."""
+        fields = {key: value for key, value in self.data.items() if key != "conversation"}
+        fields["conversation"] = [
+            {"role": role, "text": text} for role, text in zip(self.full_roles, self.full_texts, strict=True)
+        ]
+        return fields
 
 
 def snapshot_data(
@@ -105,27 +117,50 @@ def retain_projected_items(
     max_bytes: int,
 ) -> RetainedReference | None:
     """Retain projected `items` within `max_bytes`; None when the data cannot fit (budget failure)."""
-    texts = [to_js_string(item.text) for item in items]
-    roles = [item.role for item in items]
+    columns = ProjectedColumns(
+        [item.role for item in items], [item.text for item in items], [item.checkpoint for item in items]
+    )
+    return retain_projected_columns(
+        columns,
+        session_id=session_id,
+        label=label,
+        cwd=cwd,
+        captured_through_seq=captured_through_seq,
+        max_bytes=max_bytes,
+    )
+
+
+def retain_projected_columns(
+    columns: ProjectedColumns,
+    *,
+    session_id: str,
+    label: str,
+    cwd: str | None,
+    captured_through_seq: int | None,
+    max_bytes: int,
+) -> RetainedReference | None:
+    """`retain_projected_items` over a column projection; None when the data cannot fit."""
+    roles, original_texts, checkpoints = columns
+    texts = [to_js_string(text) for text in original_texts]
     role_bytes = {role: tag_safe_string_bytes(role) for role in set(roles)}
     costs = [_item_bytes(role_bytes[role], text) for role, text in zip(roles, texts, strict=True)]
     empty_data = snapshot_data(session_id, label, cwd, captured_through_seq, ())
-    size = utf8_len(stringify_tag_safe_json(empty_data)) + sum(costs) + max(0, len(items) - 1)
+    size = utf8_len(stringify_tag_safe_json(empty_data)) + sum(costs) + max(0, len(texts) - 1)
 
-    alive = [True] * len(items)
+    alive = [True] * len(texts)
     omitted_messages = 0
     dropped_bytes = 0
-    for index in range(len(items) - 1):
+    for index in range(len(texts) - 1):
         if size <= max_bytes:
             break
-        if items[index].checkpoint:
+        if checkpoints[index]:
             continue
         alive[index] = False
         size -= costs[index] + 1
         omitted_messages += 1
         dropped_bytes += utf8_len(texts[index])
 
-    kept = [index for index in range(len(items)) if alive[index]]
+    kept = [index for index in range(len(texts)) if alive[index]]
     current = {index: texts[index] for index in kept}
     current_bytes = {index: utf8_len(texts[index]) for index in kept}
     shortened_omitted: dict[int, int] = {}
@@ -151,8 +186,8 @@ def retain_projected_items(
 
     omitted_bytes = dropped_bytes + sum(shortened_omitted.values())
     stats = RetentionStats(
-        compacted=any(item.checkpoint for item in items),
-        original_messages=len(items),
+        compacted=any(checkpoints),
+        original_messages=len(texts),
         retained_messages=len(kept),
         omitted_messages=omitted_messages,
         omitted_bytes=omitted_bytes,
@@ -161,9 +196,7 @@ def retain_projected_items(
     data = snapshot_data(
         session_id, label, cwd, captured_through_seq, [(roles[index], current[index]) for index in kept]
     )
-    everything = list(zip(roles, texts, strict=True))
-    full_data = snapshot_data(session_id, label, cwd, captured_through_seq, everything)
-    return RetainedReference(data, stats, full_data, size, tuple(kept))
+    return RetainedReference(data, stats, size, tuple(kept), tuple(roles), tuple(texts))
 
 
 def retain_referenced_session(
@@ -175,9 +208,8 @@ def retain_referenced_session(
     `UnreachableSurfaceEventError` for an event type outside the surface union.
     """
     session = snapshot.get("session") or {}
-    items = project_session_conversation(snapshot)
-    return retain_projected_items(
-        items,
+    return retain_projected_columns(
+        project_conversation_columns(snapshot),
         session_id=session.get("id"),
         label=label,
         cwd=session.get("cwd"),

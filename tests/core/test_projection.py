@@ -10,6 +10,7 @@ from sessionref.projection import (
     UnreachableSurfaceEventError,
     is_compact_checkpoint_source,
     message_text,
+    project_conversation_columns,
     project_session_conversation,
 )
 
@@ -131,3 +132,12 @@ def test_an_event_outside_the_surface_union_is_unreachable(kind: str) -> None:
 def test_an_empty_surface_projects_nothing() -> None:
     assert project_session_conversation(snapshot()) == []
     assert project_session_conversation({"session": {"id": "s"}, "capturedThroughSeq": None}) == []
+
+
+def test_column_projection_matches_item_projection() -> None:
+    surface = compacted_conversation()
+    columns = project_conversation_columns(surface)
+    items = project_session_conversation(surface)
+    assert list(zip(*columns, strict=True)) == [tuple(item) for item in items]
+    with pytest.raises(UnreachableSurfaceEventError):
+        project_conversation_columns(snapshot({"type": "system/message", "seq": 0, "time": 0, "data": {}}))
