@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sessionref.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.mentions import (
     ChipDocument,
@@ -198,6 +200,11 @@ class TestInsertValueText:
         assert [chip.session_id for chip in edited.chips] == ["abc", "s3", "s2"]
         assert edited.value == f"{ABC} {mention('s3', 'Three')} {two}"
 
+    def test_offsets_past_the_end_insert_at_the_end(self) -> None:
+        edited = insert_value_text(parse_value("ab"), 7, 9, ABC)
+        assert edited.display == "ab@abc"
+        assert (edited.chips[0].start, edited.chips[0].end) == (2, 6)
+
     def test_replacing_a_selection(self) -> None:
         edited = insert_value_text(parse_value("abcdef"), 1, 5, ABC)
         assert edited.display == "a@abcf"
@@ -281,3 +288,40 @@ class TestClipboardRanges:
         pasted = insert_value_text(ChipDocument(), 0, 0, copied)
         assert pasted.display == " @abc "
         assert len(pasted.chips) == 1
+
+
+class TestChipModelProperties:
+    """Random edit sequences never leave the chip model inconsistent."""
+
+    @staticmethod
+    def check(document: ChipDocument) -> None:
+        previous_end = 0
+        for chip in document.chips:
+            assert previous_end <= chip.start < chip.end <= len(document.display)
+            assert document.display[chip.start : chip.end] == chip.display
+            previous_end = chip.end
+        reparsed = parse_value(document.value)
+        assert reparsed.value == document.value
+        assert reparsed == document
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        edits=st.lists(
+            st.tuples(
+                st.integers(0, 60),
+                st.integers(0, 60),
+                st.sampled_from(["", "x", " ", "@", "ab ", "\n", ABC, f"q {ABC} r"]),
+            ),
+            max_size=12,
+        )
+    )
+    def test_invariants_hold_after_any_edits(self, edits: list[tuple[int, int, str]]) -> None:
+        document = parse_value(f"hi {ABC} and {mention('s2', 'Two words')} end")
+        self.check(document)
+        for start, end, text in edits:
+            document = insert_value_text(document, start, end, text)
+            self.check(document)
+            span = backspace_range(document, min(start, len(document.display)))
+            if span is not None:
+                document = replace_range(document, *span, "")
+                self.check(document)

@@ -174,6 +174,13 @@ def parse_value(value: str) -> ChipDocument:
     return ChipDocument("".join(display_parts), tuple(chips))
 
 
+def _clamped(document: ChipDocument, start: int, end: int) -> tuple[int, int]:
+    """`start..end` ordered and clamped to the displayed text."""
+    length = len(document.display)
+    low, high = sorted((start, end))
+    return min(max(0, low), length), min(max(0, high), length)
+
+
 def replace_range(document: ChipDocument, start: int, end: int, insert: str) -> ChipDocument:
     """Replace `display[start:end]` with plain `insert` and keep the chips consistent.
 
@@ -182,7 +189,7 @@ def replace_range(document: ChipDocument, start: int, end: int, insert: str) -> 
     the middle, deleting part of it) turns into plain text, keeping whatever of
     its text remains. Inserting exactly at a chip's edge leaves the chip whole.
     """
-    start, end = sorted((max(0, start), min(len(document.display), end)))
+    start, end = _clamped(document, start, end)
     delta = len(insert) - (end - start)
     chips: list[Chip] = []
     for chip in document.chips:
@@ -201,8 +208,9 @@ def insert_value_text(document: ChipDocument, start: int, end: int, text: str) -
     This is paste: a pasted `@[label](dsh-session:…)` becomes a chip.
     """
     fragment = parse_value(text)
+    start, end = _clamped(document, start, end)
     edited = replace_range(document, start, end, fragment.display)
-    offset = min(start, end)
+    offset = start
     added = tuple(replace(chip, start=chip.start + offset, end=chip.end + offset) for chip in fragment.chips)
     return ChipDocument(edited.display, tuple(sorted(edited.chips + added, key=lambda chip: chip.start)))
 
