@@ -251,6 +251,19 @@ class TestKeys:
             assert app.composer.popup.is_open
             assert app.source.queries == [*asked, "res"]
 
+    async def test_tab_reopens_a_dismissed_picker(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            await type_text(pilot, "@re")
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert not app.composer.popup.is_open
+            await pilot.press("tab")
+            await settle(pilot)
+            assert app.composer.popup.is_open
+            assert app.composer.input.has_focus
+
     async def test_mouse_click_accepts(self) -> None:
         app = ComposerHarness()
         async with app.run_test(size=(80, 24)) as pilot:

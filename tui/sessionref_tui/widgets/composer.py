@@ -226,6 +226,12 @@ class Composer(Vertical):
             if key == "escape":
                 self._dismiss()
                 return True
+        if key == "tab" and self._current_token() is not None:
+            # Tab in an `@` token whose picker was dismissed asks again.
+            self._dismissed_key = None
+            self._active_key = None
+            self._refresh_token()
+            return True
         if key in NEWLINE_KEYS:
             self.input.replace("\n", *self.input.selection, maintain_selection_offset=False)
             return True
