@@ -79,6 +79,9 @@ async def race(work: Awaitable[T], signal: AbortSignal | None) -> T:
     except asyncio.CancelledError:
         task.cancel()
         waiter.cancel()
+        # A cancelled gather can finish with its CancelledError stored as an exception;
+        # retrieve it so asyncio never prints "exception was never retrieved" on a terminal.
+        _abandon(task)
         raise
     waiter.cancel()
     if signal.aborted:

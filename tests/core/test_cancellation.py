@@ -78,3 +78,33 @@ async def test_cancelling_the_caller_cancels_the_work() -> None:
     with pytest.raises(asyncio.CancelledError):
         await racing
     await cancelled.wait()
+
+
+async def test_cancelling_the_caller_leaves_no_unretrieved_gather_exception() -> None:
+    """A worker cancelled mid-read (the highlight moved) must not make asyncio print to the terminal."""
+    import gc
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        block = asyncio.Event()
+        started = asyncio.Event()
+
+        async def read() -> None:
+            started.set()
+            await block.wait()
+
+        # The gather future itself is raced, as the service does for parallel reads.
+        caller = asyncio.create_task(race(asyncio.gather(read(), read()), AbortSignal()))
+        await started.wait()
+        caller.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gc.collect()
+    finally:
+        loop.set_exception_handler(previous)
+    assert [c for c in reported if "never retrieved" in str(c.get("message"))] == []
