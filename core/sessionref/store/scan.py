@@ -6,7 +6,6 @@ when its size or mtime changes. Scanning never modifies a file.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass, replace
@@ -53,7 +52,8 @@ class LogState:
         return self.title if self.title is not None else self.fallback
 
 
-def _header_fields(state: LogState, header: dict[str, Any] | None) -> None:
+def _header_fields(state: LogState, line: bytes) -> None:
+    header = parse_line(line)
     if header is None or header.get("type") != "session":
         state.problem = "the first line is not a session header"
         return
@@ -62,7 +62,7 @@ def _header_fields(state: LogState, header: dict[str, Any] | None) -> None:
         state.problem = "the session header has no id"
         return
     state.session_id = session_id
-    state.header_json = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
+    state.header_json = line.decode("utf-8").strip()
     cwd = header.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         log.warning("session %r: ignoring a cwd that is not a string", session_id)
@@ -89,6 +89,13 @@ def _event_last_seq(record: dict[str, Any]) -> int | None:
     return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
+def _title_of(record: dict[str, Any] | None) -> str | None:
+    if record is None or record.get("type") != "session/title":
+        return None
+    data = record.get("data")
+    return normalize_title(data.get("title")) if isinstance(data, dict) else None
+
+
 def _consume_lines(state: LogState, lines: list[bytes], *, at_start: bool) -> None:
     rest = lines
     if at_start:
@@ -96,26 +103,27 @@ def _consume_lines(state: LogState, lines: list[bytes], *, at_start: bool) -> No
             rest = rest[1:]
         if not rest:
             return
-        _header_fields(state, parse_line(rest[0]))
+        _header_fields(state, rest[0])
         if state.problem is not None:
             return
         rest = rest[1:]
-    for line in rest:
-        wants_title = b"session/title" in line
-        wants_fallback = state.fallback is None and b"user/message" in line
-        if not (wants_title or wants_fallback):
-            continue
-        record = parse_line(line)
-        if record is None:
-            continue
-        kind = record.get("type")
-        data = record.get("data")
-        if kind == "session/title" and isinstance(data, dict):
-            title = normalize_title(data.get("title"))
+    # The latest title wins, so look for it from the end; a fallback only matters without one.
+    for line in reversed(rest):
+        if b"session/title" in line:
+            title = _title_of(parse_line(line))
             if title is not None:
                 state.title = title
-        elif kind == "user/message" and state.fallback is None and is_direct_user_message(data):
-            state.fallback = fallback_title(data)
+                break
+    if state.title is None and state.fallback is None:
+        for line in rest:
+            if b"user/message" in line:
+                record = parse_line(line)
+                if record is not None and record.get("type") == "user/message":
+                    data = record.get("data")
+                    if isinstance(data, dict) and is_direct_user_message(data):
+                        state.fallback = fallback_title(data)
+                        if state.fallback is not None:
+                            break
     for line in reversed(rest):
         record = parse_line(line)
         if record is not None:

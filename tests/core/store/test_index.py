@@ -324,3 +324,27 @@ async def test_a_log_compressed_in_place_stays_listed(tmp_path: Path) -> None:
     assert store.title("s1") == "before compression"
     assert not store.is_writable("s1")
     store.close()
+
+
+async def test_latest_usable_title_wins_and_fallback_needs_no_title(tmp_path: Path) -> None:
+    message = {"source": {"kind": "user"}, "content": [{"type": "text", "text": "first prompt words here"}]}
+    prompt = {"type": "user/message", "seq": 0, "time": 1, "data": message, "surfaceOp": "append"}
+    write_log(
+        tmp_path,
+        "--w--/a",
+        header("a"),
+        [title_event(0, "Old"), title_event(1, "New"), title_event(2, "\x1b[0m")],
+    )
+    write_log(tmp_path, "--w--/b", header("b"), [prompt])
+    path = write_log(tmp_path, "--w--/c", header("c"), [prompt])
+    store = open_store(tmp_path)
+    assert await store.read_titles(["a", "b", "c"]) == {
+        "a": "New",
+        "b": "first prompt words here",
+        "c": "first prompt words here",
+    }
+    with open(path, "a") as file:
+        file.write(json.dumps(title_event(1, "Renamed elsewhere")) + "\n")
+    store.refresh()
+    assert store.title("c") == "Renamed elsewhere"
+    store.close()
