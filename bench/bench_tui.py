@@ -1,0 +1,187 @@
+"""Benchmark: the Textual app on a large store — keystroke → updated `@` popup, and cold start to first paint.
+
+* **keystroke → popup**: with Pilot, type `@` and then queries one character at a time; for each
+  key, the time from sending the key to the frame after the popup shows the new results. The
+  composer's debounce is taken out (its sleep is replaced by a zero sleep), so the number is what
+  the user waits *beyond* `SEARCH_DEBOUNCE`. Reported as p50 / p99 / max with the lookup alone
+  beside it (the reference service call inside the worker).
+* **first paint, in process**: `SessionrefApp` constructed and run headless until its first
+  frame is drawn (store already indexed, imports warm).
+* **first paint, cold process**: a fresh `python` that imports the app, opens the indexed store,
+  draws the first frame headless and exits; wall time of the whole process.
+
+Targets: ≤ 16 ms beyond the debounce; first paint ≤ 1 s.
+
+Run: `/work/venv/bin/python bench/bench_tui.py [--sessions 100000]`. Prints a markdown table.
+The store is generated with `bench_discovery.build_root` (DSH-layout logs written directly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_discovery import build_root
+from sessionref.models import DemoModel
+from sessionref.store import open_store
+from sessionref.workspace import Workspace
+from sessionref_tui.app import SessionrefApp
+from sessionref_tui.widgets.composer import SEARCH_DEBOUNCE, Composer
+from sessionref_tui.widgets.mention_popup import MentionPopup
+from textual import events
+from textual.keys import _character_to_key
+from textual.pilot import Pilot
+
+QUERIES = ["parser", "proj-1", "zzz-none", "widget"]
+"""Typed after `@`, one character at a time (no spaces: a space ends the mention token)."""
+CWD = "/home/dev/proj-1"
+SIZE = (120, 40)
+
+COLD_START_SCRIPT = """
+import sys, time
+from pathlib import Path
+from sessionref.models import DemoModel
+from sessionref.store import open_store
+from sessionref.workspace import Workspace
+from sessionref_tui.app import SessionrefApp
+
+store = open_store(Path(sys.argv[1]))
+workspace = Workspace(store, DemoModel(pace=0), cwd=sys.argv[2])
+
+async def first_paint(pilot):
+    await pilot.pause()
+    pilot.app.exit()
+
+SessionrefApp(workspace, owns_workspace=True).run(headless=True, size=(120, 40), auto_pilot=first_paint)
+"""
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    """Nearest-rank quantile."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+async def no_sleep(_seconds: float) -> None:
+    """Stands in for the debounce: yields once, waits for nothing."""
+    await asyncio.sleep(0)
+
+
+async def measure_keystrokes(app: SessionrefApp) -> tuple[list[float], list[float]]:
+    """Milliseconds key → painted popup, and the lookup alone, for every typed character."""
+    painted: list[float] = []
+    lookups: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        composer._sleep = no_sleep  # bench only: remove the debounce to see what is left
+        popup = app.query_one(MentionPopup)
+        source = composer.source
+        assert source is not None
+        real_candidates = source.candidates
+
+        async def timed_candidates(query: str, signal: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await real_candidates(query, signal)
+            finally:
+                lookups.append((time.perf_counter() - start) * 1000)
+
+        source.candidates = timed_candidates  # type: ignore[method-assign]
+        shown = asyncio.Event()
+        real_show = popup.show_results
+
+        def show_results(query: str, candidates: Any) -> None:
+            real_show(query, candidates)
+            app.call_after_refresh(shown.set)
+
+        popup.show_results = show_results  # type: ignore[method-assign]
+        for query in QUERIES:
+            await type_and_time(pilot, "@", shown, painted)
+            for char in query:
+                await type_and_time(pilot, char, shown, painted)
+            await pilot.press("escape", "ctrl+a", "ctrl+k")
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+    return painted, lookups
+
+
+async def type_and_time(pilot: Pilot[Any], char: str, shown: asyncio.Event, painted: list[float]) -> None:
+    """Send one key and wait for the popup's next painted results."""
+    shown.clear()
+    start = time.perf_counter()
+    # The key goes through the app's normal dispatch, without Pilot's wait-for-idle around it.
+    pilot.app.post_message(events.Key(_character_to_key(char), char))
+    await asyncio.wait_for(shown.wait(), timeout=30)
+    painted.append((time.perf_counter() - start) * 1000)
+
+
+async def first_paint_in_process(root: Path) -> float:
+    """Milliseconds from constructing the app (store open, indexed) to its first drawn frame."""
+    start = time.perf_counter()
+    store = open_store(root)
+    workspace = Workspace(store, DemoModel(pace=0), cwd=CWD)
+    app = SessionrefApp(workspace, owns_workspace=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        return (time.perf_counter() - start) * 1000
+
+
+def first_paint_cold(root: Path) -> float:
+    """Milliseconds of a whole fresh process: imports, open store, first frame, exit."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", COLD_START_SCRIPT, str(root), CWD], check=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    """Build a store of `--sessions` logs, index it once, then print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sessions", type=int, default=100_000)
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="sessionref-bench-tui-"))
+    try:
+        root = base / "store"
+        started = time.perf_counter()
+        build_root(root, args.sessions, random.Random(7))
+        built = time.perf_counter() - started
+        started = time.perf_counter()
+        open_store(root).close()
+        indexed = time.perf_counter() - started
+
+        store = open_store(root)
+        workspace = Workspace(store, DemoModel(pace=0), cwd=CWD)
+        painted, lookups = asyncio.run(measure_keystrokes(SessionrefApp(workspace, owns_workspace=True)))
+        in_process = asyncio.run(first_paint_in_process(root))
+        cold = [first_paint_cold(root) for _ in range(3)]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+    print(f"Store: {args.sessions:,} sessions (written in {built:.1f} s, first index {indexed:.1f} s).\n")
+    print("| measure | p50 | p99 | max | target |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| keystroke → popup painted, beyond the {SEARCH_DEBOUNCE * 1000:.0f} ms debounce (ms) | "
+        f"{percentile(painted, 0.5):.1f} | {percentile(painted, 0.99):.1f} | {max(painted):.1f} | ≤ 16 |"
+    )
+    print(
+        f"| … of which the candidate lookup (ms) | {percentile(lookups, 0.5):.1f} | "
+        f"{percentile(lookups, 0.99):.1f} | {max(lookups):.1f} | |"
+    )
+    print(f"| first paint, in process, store indexed (ms) | {in_process:.0f} | | | ≤ 1000 |")
+    print(
+        f"| first paint, cold process incl. imports (ms) | {percentile(cold, 0.5):.0f} | | "
+        f"{max(cold):.0f} | ≤ 1000 |"
+    )
+    print(f"\n{len(painted)} keystrokes over queries {QUERIES} at {SIZE[0]}×{SIZE[1]}, Pilot, headless.")
+
+
+if __name__ == "__main__":
+    main()
