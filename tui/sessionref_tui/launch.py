@@ -24,11 +24,23 @@ DEMO_PACE = 0.04
 
 
 class IndexProgress:
-    """Writes `Indexing sessions… done/total` on one stderr line while a big store is indexed."""
+    """Writes `Indexing sessions… done/total` on one stderr line while a big store is indexed.
+
+    `begin` announces the open (a large store takes seconds even when already indexed);
+    `finish` ends the line with a newline after indexing progress, or erases the announcement.
+    """
 
     def __init__(self, stream: TextIO = sys.stderr) -> None:
         self._stream = stream
         self._shown = False
+        self._announced = False
+
+    def begin(self, root: Path) -> None:
+        """Say which store is being opened (only on a terminal: pipes get no chatter)."""
+        if self._stream.isatty():
+            self._announced = True
+            self._stream.write(f"Opening sessions in {root}…")
+            self._stream.flush()
 
     def __call__(self, done: int, total: int) -> None:
         """Report progress (called by the store); the line is rewritten in place."""
@@ -37,10 +49,12 @@ class IndexProgress:
         self._stream.flush()
 
     def finish(self) -> None:
-        """End the progress line, if one was written."""
+        """End the progress line, or erase the announcement, whichever was written."""
         if self._shown:
             self._stream.write("\n")
-            self._stream.flush()
+        elif self._announced:
+            self._stream.write("\r\x1b[K")
+        self._stream.flush()
 
 
 def _fail(stream: TextIO, error: BaseException) -> int:
@@ -58,6 +72,7 @@ def run_chat(store_root: Path | None, *, cwd: str | None = None) -> int:
     try:
         settings = load_settings(store_root=store_root)
         progress = IndexProgress()
+        progress.begin(settings.store_root)
         try:
             store = open_store(settings.store_root, progress=progress)
         finally:
