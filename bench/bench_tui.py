@@ -123,15 +123,17 @@ async def type_and_time(pilot: Pilot[Any], char: str, shown: asyncio.Event, pain
     painted.append((time.perf_counter() - start) * 1000)
 
 
-async def first_paint_in_process(root: Path) -> float:
-    """Milliseconds from constructing the app (store open, indexed) to its first drawn frame."""
+async def first_paint_in_process(root: Path) -> tuple[float, float]:
+    """Milliseconds to open the indexed store, then from constructing the app to its first drawn frame."""
     start = time.perf_counter()
     store = open_store(root)
+    opened = (time.perf_counter() - start) * 1000
+    start = time.perf_counter()
     workspace = Workspace(store, DemoModel(pace=0), cwd=CWD)
     app = SessionrefApp(workspace, owns_workspace=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        return (time.perf_counter() - start) * 1000
+        return opened, (time.perf_counter() - start) * 1000
 
 
 def first_paint_cold(root: Path) -> float:
@@ -145,12 +147,14 @@ def main() -> None:
     """Build a store of `--sessions` logs, index it once, then print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", type=int, default=100_000)
+    parser.add_argument("--root", type=Path, help="reuse (or build and keep) the store at this path")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="sessionref-bench-tui-"))
     try:
-        root = base / "store"
+        root = args.root or base / "store"
         started = time.perf_counter()
-        build_root(root, args.sessions, random.Random(7))
+        if not root.exists():
+            build_root(root, args.sessions, random.Random(7))
         built = time.perf_counter() - started
         started = time.perf_counter()
         open_store(root).close()
@@ -164,7 +168,7 @@ def main() -> None:
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
-    print(f"Store: {args.sessions:,} sessions (written in {built:.1f} s, first index {indexed:.1f} s).\n")
+    print(f"Store: {args.sessions:,} sessions (built in {built:.1f} s, opened in {indexed:.1f} s).\n")
     print("| measure | p50 | p99 | max | target |")
     print("|---|---|---|---|---|")
     print(
@@ -175,9 +179,10 @@ def main() -> None:
         f"| … of which the candidate lookup (ms) | {percentile(lookups, 0.5):.1f} | "
         f"{percentile(lookups, 0.99):.1f} | {max(lookups):.1f} | |"
     )
-    print(f"| first paint, in process, store indexed (ms) | {in_process:.0f} | | | ≤ 1000 |")
+    print(f"| open the indexed store (ms) | {in_process[0]:.0f} | | | |")
+    print(f"| first paint once the store is open, in process (ms) | {in_process[1]:.0f} | | | ≤ 1000 |")
     print(
-        f"| first paint, cold process incl. imports (ms) | {percentile(cold, 0.5):.0f} | | "
+        f"| cold process: imports + store open + first paint (ms) | {percentile(cold, 0.5):.0f} | | "
         f"{max(cold):.0f} | ≤ 1000 |"
     )
     print(f"\n{len(painted)} keystrokes over queries {QUERIES} at {SIZE[0]}×{SIZE[1]}, Pilot, headless.")

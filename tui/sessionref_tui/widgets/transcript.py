@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.app import ComposeResult
+from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible, Static
 
 from sessionref_tui.display import inert
 from sessionref_tui.widgets.log_rows import (
@@ -27,7 +27,7 @@ from sessionref_tui.widgets.log_rows import (
     snapshot_title,
 )
 
-TRANSCRIPT_ROW_LIMIT = 300
+TRANSCRIPT_ROW_LIMIT = 200
 """When a session is opened, only its newest rows are mounted (the log itself is untouched)."""
 
 WELCOME_TEXT = (
@@ -123,57 +123,39 @@ class CheckpointView(Static):
         )
 
 
-class AssistantReply(Vertical):
+class AssistantReply(Static):
     """An assistant reply rendered as Markdown; grows while its chunks stream in.
 
-    Markdown appends must not overlap (each one re-parses from where the previous
-    one stopped), so updates are drained by one coroutine at a time: fragments that
-    arrive while an append runs are appended together by the next round.
+    One `Static` holding a Rich `Markdown` renderable, re-rendered at most once per
+    frame while streaming: far cheaper than a Markdown widget tree when a session
+    with hundreds of replies is opened, and nothing is mounted per fragment.
     """
 
     def __init__(self, text: str = "") -> None:
         super().__init__(classes="assistant-reply")
         self.text = text
-        self._shown: str | None = None
-        self._draining = False
-
-    def compose(self) -> ComposeResult:
-        yield Markdown()
-
-    def on_mount(self) -> None:
-        self._shown = ""
-        self._sync()
+        self._render_pending = False
+        self._show_markdown()
 
     def append_text(self, delta: str) -> None:
         """Add a streamed fragment to the end of the reply."""
         self.text += delta
-        self._sync()
+        self._schedule()
 
     def finish(self, text: str) -> None:
-        """Settle on the final text of the reply (only re-rendered when it differs from what streamed)."""
-        self.text = text
-        self._sync()
+        """Settle on the final text of the reply (re-rendered only when it differs)."""
+        if text != self.text:
+            self.text = text
+            self._schedule()
 
-    def _sync(self) -> None:
-        if self._shown is None or self._draining or self._shown == self.text:
-            return
-        self._draining = True
-        self.call_later(self._drain)
+    def _schedule(self) -> None:
+        if not self._render_pending:
+            self._render_pending = True
+            self.call_after_refresh(self._show_markdown)
 
-    async def _drain(self) -> None:
-        try:
-            markdown = self.query_one(Markdown)
-            while self._shown is not None and self._shown != self.text:
-                target = self.text
-                if target.startswith(self._shown):
-                    fragment = target[len(self._shown) :]
-                    self._shown = target
-                    await markdown.append(markdown_safe(fragment))
-                else:
-                    self._shown = target
-                    await markdown.update(markdown_safe(target))
-        finally:
-            self._draining = False
+    def _show_markdown(self) -> None:
+        self._render_pending = False
+        self.update(RichMarkdown(markdown_safe(self.text)) if self.text.strip() else "")
 
 
 class TurnNote(Static):
