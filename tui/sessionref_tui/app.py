@@ -220,6 +220,7 @@ class SessionrefApp(App[None]):
                 agent_status=self._agent.status,
                 model_name=self.workspace.model.name,
                 activity=self._activity,
+                writable=store.is_writable(self._agent.id),
             )
         )
 

@@ -20,6 +20,7 @@ class StatusInfo:
     agent_status: str
     model_name: str
     activity: str = ""
+    writable: bool = True
 
 
 def status_text(info: StatusInfo) -> Content:
@@ -30,6 +31,7 @@ def status_text(info: StatusInfo) -> Content:
         (inert(info.title or info.session_id), "bold"),
         (" · ", "dim"),
         (inert(info.cwd) if info.cwd else "(no cwd)", "dim"),
+        *([] if info.writable else [("  read-only", "bold $warning")]),
         "   ",
         ("● running", "bold $warning") if running else ("○ idle", "$success"),
     ]

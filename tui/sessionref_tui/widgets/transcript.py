@@ -45,14 +45,22 @@ def markdown_safe(text: str) -> str:
 
 
 def chip_content(text: str, labels: set[str]) -> Content:
-    """The prompt text with each `@label` of a known referenced label styled as a chip; all literal."""
+    """The prompt text with each `@label` of a known referenced label styled as a chip; all literal.
+
+    A chip starts a word (as a mention does), so `me@label` stays plain text.
+    """
     safe = inert_keep_newlines(text)
     needles = sorted({"@" + inert(label) for label in labels if label}, key=len, reverse=True)
     parts: list[str | tuple[str, str]] = []
     position = 0
     plain_start = 0
     while position < len(safe):
-        match = next((needle for needle in needles if safe.startswith(needle, position)), None)
+        at_word_start = position == 0 or safe[position - 1].isspace()
+        match = (
+            next((needle for needle in needles if safe.startswith(needle, position)), None)
+            if at_word_start
+            else None
+        )
         if match is None:
             position += 1
             continue
