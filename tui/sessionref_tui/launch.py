@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -57,6 +60,24 @@ class IndexProgress:
         self._stream.flush()
 
 
+@contextmanager
+def exit_on_hangup(app: SessionrefApp) -> Iterator[None]:
+    """While running `app`, a closed terminal (SIGHUP) or SIGTERM asks it to exit cleanly.
+
+    A clean exit closes the workspace (a running reply is cancelled and what streamed so
+    far is logged) and lets `run_demo` remove its temporary store.
+    """
+    signals = [getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name)]
+    previous = {sig: signal.getsignal(sig) for sig in signals}
+    for sig in signals:
+        signal.signal(sig, lambda _sig, _frame: app.exit())
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _fail(stream: TextIO, error: BaseException) -> int:
     code = getattr(error, "code", type(error).__name__)
     message = getattr(error, "message", None) or str(error)
@@ -84,7 +105,9 @@ def run_chat(store_root: Path | None, *, cwd: str | None = None) -> int:
     try:
         model = build_model(settings)
         workspace = Workspace(store, model, cwd=cwd or os.getcwd(), settings=settings)
-        SessionrefApp(workspace, owns_workspace=True).run()
+        app = SessionrefApp(workspace, owns_workspace=True)
+        with exit_on_hangup(app):
+            app.run()
     finally:
         store.close()
     return EXIT_OK
@@ -104,7 +127,9 @@ def run_demo(*, pace: float | None = None) -> int:
             session_ids = seed_demo_store(store, cwd)
             model = DemoModel(pace=DEMO_PACE if pace is None else pace)
             workspace = Workspace(store, model, cwd=cwd, settings=settings)
-            SessionrefApp(workspace, session_id=session_ids[-1], owns_workspace=True).run()
+            app = SessionrefApp(workspace, session_id=session_ids[-1], owns_workspace=True)
+            with exit_on_hangup(app):
+                app.run()
         finally:
             store.close()
     finally:
