@@ -160,3 +160,23 @@ async def test_model_error_is_shown_as_a_failed_turn(tmp_path: Path) -> None:
         await pilot.pause()
         notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
         assert any("Turn failed" in note and "API key was rejected" in note for note in notes)
+
+
+async def test_a_read_only_session_hides_rename_and_compact(tmp_path: Path) -> None:
+    import zstandard
+
+    harness = build_harness(tmp_path)
+    target = session_id_for("trip")
+    (log,) = [path for path in tmp_path.rglob("session.jsonl") if target in path.read_text("utf-8")[:300]]
+    log.with_suffix(".jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(log.read_bytes()))
+    log.unlink()
+    harness.store.refresh()
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        assert pilot.app.check_action("rename", ()) and pilot.app.check_action("compact", ())
+        pilot.app.open_session(target)
+        await pilot.pause()
+        assert not harness.store.is_writable(target)
+        assert not pilot.app.check_action("rename", ())
+        assert not pilot.app.check_action("compact", ())
+        info = pilot.app.query_one(StatusBar).info
+        assert info is not None and not info.writable

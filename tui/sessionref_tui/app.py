@@ -227,6 +227,7 @@ class SessionrefApp(App[None]):
     def _set_activity(self, activity: str) -> None:
         self._activity = activity
         self._refresh_status()
+        self._refresh_footer()
 
     def _refresh_footer(self) -> None:
         # The footer lives on the main screen; a modal on top must not keep it stale.
@@ -295,11 +296,16 @@ class SessionrefApp(App[None]):
     # ----------------------------------------------------------------- actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide Esc's bindings unless there is something to cancel or stop."""
+        """Show only the keys that matter now: Esc when there is something to cancel or stop,
+        rename/compact only for a writable session (and compact once at a time)."""
         if action == "cancel":
             return self._submit_signal is not None
         if action == "stop_turn":
             return self._submit_signal is None and self._agent is not None and self._agent.status == "running"
+        if action in ("rename", "compact"):
+            # A read-only (DSH .zstd) session cannot be renamed or compacted; one compaction at a time.
+            writable = self._agent is not None and self.workspace.store.is_writable(self._agent.id)
+            return writable and not (action == "compact" and self._activity)
         return True
 
     def action_cancel(self) -> None:
