@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import sessionref_tui.app as app_module
 from app_factory import PROJECT_CWD, FailingModel, build_harness, session_id_for
 from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.sidebar import Sidebar
@@ -180,3 +182,32 @@ async def test_a_read_only_session_hides_rename_and_compact(tmp_path: Path) -> N
         assert not pilot.app.check_action("compact", ())
         info = pilot.app.query_one(StatusBar).info
         assert info is not None and not info.writable
+
+
+async def test_sidebar_is_capped_with_a_hint_to_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app_module, "SIDEBAR_LIMIT", 3)
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        option_list = pilot.app.query_one(Sidebar).query_one(OptionList)
+        ids = [entry for entry in option_ids(option_list) if entry is not None]
+        assert ids == [harness.current_id, *(session_id_for(name) for name in ("retry", "index", "release"))]
+        last = option_list.get_option_at_index(option_list.option_count - 1)
+        assert "Ctrl+O searches them all" in str(last.prompt)
+
+
+async def test_palette_runs_app_commands_by_name(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        assert not pilot.app.query_one(Inspector).display
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"toggle insp")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert pilot.app.query_one(Inspector).display

@@ -85,9 +85,9 @@ class Sidebar(Vertical):
         cwd: str | None,
         current_id: str | None,
         now_ms: int,
-        more: int = 0,
+        more: bool = False,
     ) -> None:
-        """Replace the list with `entries` grouped by folder; `more` counts sessions left out for size."""
+        """Replace the list with `entries` grouped by folder; `more` says sessions were left out for size."""
         self.entries = list(entries)
         self.current_id = current_id
         option_list = self.query_one("#session-list", OptionList)
@@ -112,9 +112,8 @@ class Sidebar(Vertical):
                     )
                 )
         if more:
-            options.append(
-                Option(Content.styled(f"… {more:,} more (Ctrl+O to search)", "dim"), disabled=True)
-            )
+            hint = Content.styled("… more sessions: Ctrl+O searches them all", "dim italic")
+            options.append(Option(hint, disabled=True))
         option_list.set_options(options)
         if highlight is not None:
             option_list.highlighted = highlight
