@@ -211,3 +211,15 @@ async def test_palette_runs_app_commands_by_name(tmp_path: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert pilot.app.query_one(Inspector).display
+
+
+async def test_a_session_deleted_meanwhile_is_not_opened_and_says_why(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    target = session_id_for("trip")
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        harness.store.delete_session(target)
+        pilot.app.open_session(target)
+        await pilot.pause()
+        assert pilot.app.current_session_id == harness.current_id
+        messages = [notification.message for notification in pilot.app._notifications]
+        assert any("Could not open the session" in message for message in messages)

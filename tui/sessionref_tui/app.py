@@ -160,11 +160,24 @@ class SessionrefApp(App[None]):
         return self._agent
 
     def open_session(self, session_id: str) -> None:
-        """Show `session_id` (its agent is created on first use and cached by the workspace)."""
-        if session_id != self.current_session_id:
-            self._open_agent(self.workspace.agent(session_id))
+        """Show `session_id` (its agent is created on first use and cached by the workspace).
+
+        A session that cannot be opened (deleted meanwhile, damaged log) leaves the current
+        one on screen and says why in a notification.
+        """
+        if session_id == self.current_session_id:
+            return
+        try:
+            agent = self.workspace.agent(session_id)
+            self._open_agent(agent)
+        except Exception as error:
+            if getattr(error, "code", None) is None:
+                raise
+            self.notify(_error_text(error, "Could not open the session"), severity="error", markup=False)
 
     def _open_agent(self, agent: Any) -> None:
+        # Read first: if the log cannot be read, nothing on screen has changed yet.
+        _header, events = self.workspace.store.read_log(agent.id)
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
         self._agent = agent
@@ -173,7 +186,6 @@ class SessionrefApp(App[None]):
         self._unsubscribe_status = agent.on_status(
             lambda status: self.post_message(AgentStatusChanged(session_id, status))
         )
-        _header, events = self.workspace.store.read_log(agent.id)
         self._last_seq = max((event.get("seq", -1) for event in events), default=-1)
         self.query_one(Transcript).load(events)
         self.query_one(Inspector).reset(events)
