@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from sessionref.errors import SessionReferenceError
@@ -73,7 +74,7 @@ class SessionrefApp(App[None]):
     workspace is closed when the app exits. `cursor_blink=False` keeps snapshots stable.
     """
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "sessionref"
     HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (90, "-medium"), (150, "-wide")]
     COMMANDS: ClassVar = App.COMMANDS | {AppCommands}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on
@@ -18,7 +19,7 @@ from sessionref_tui.display import inert
 class RenameScreen(ModalScreen[str | None]):
     """Dismisses with the new title (stripped, non-empty), or None when cancelled with Esc."""
 
-    CSS_PATH = "rename.tcss"
+    CSS_PATH = Path(__file__).with_name("rename.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, current_title: str) -> None:
