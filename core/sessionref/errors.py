@@ -33,7 +33,26 @@ SESSION_REFERENCE_BUDGET_EXCEEDED = ErrorCode.BUDGET_EXCEEDED
 SESSION_REFERENCE_CANCELLED = ErrorCode.CANCELLED
 
 
-class SessionReferenceError(Exception):
+class CodedError(Exception):
+    """Base of every error sessionref shows to a person: a stable `code` and a readable `message`.
+
+    Hosts catch this one type to print `code: message` instead of a traceback.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def error_parts(error: BaseException) -> tuple[str, str]:
+    """`(code, message)` for a `CodedError`; `(IO_ERROR | INTERNAL_ERROR, str(error))` for anything else."""
+    if isinstance(error, CodedError):
+        return str(error.code), error.message
+    return ("IO_ERROR" if isinstance(error, OSError) else "INTERNAL_ERROR"), str(error)
+
+
+class SessionReferenceError(CodedError):
     """A contract failure with a stable `code` and an exact, user-presentable `message`.
 
     `cause`, when given, is the underlying error; it is also set as `__cause__`
@@ -43,7 +62,7 @@ class SessionReferenceError(Exception):
     name = "SessionReferenceError"
 
     def __init__(self, code: ErrorCode | str, message: str, *, cause: BaseException | None = None) -> None:
-        super().__init__(message)
+        Exception.__init__(self, message)  # str() is the upstream message alone
         self.code: ErrorCode = ErrorCode(code)
         self.message: str = message
         self.cause: BaseException | None = cause

@@ -40,7 +40,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from sessionref.config import SessionReferenceConfig
-from sessionref.errors import SessionReferenceError
+from sessionref.errors import CodedError, SessionReferenceError
 from sessionref.models.base import ChatModel
 from sessionref.models.demo import DEFAULT_DEMO_PACE, DemoModel
 from sessionref.models.openai import DEFAULT_BASE_URL, OpenAIChatModel
@@ -55,13 +55,8 @@ DEFAULT_TIMEOUT: Final = 60.0
 Placement = Literal["before", "after"]
 
 
-class SettingsError(Exception):
+class SettingsError(CodedError):
     """Invalid settings: ``code`` is SETTINGS_INVALID (a value or key) or SETTINGS_FILE_INVALID (the file)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
 
 
 class ModelSettings(BaseModel):

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from sessionref.errors import CodedError, error_parts
+
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 
 if TYPE_CHECKING:
@@ -55,13 +57,8 @@ mention and reference its sessions; compressed .jsonl.zstd logs are read-only.
 Exit codes: 0 ok, 1 the operation failed, 2 usage error. Add --json for machine-readable output."""
 
 
-class CliError(Exception):
+class CliError(CodedError):
     """A failure the CLI reports with a stable code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 _JSON_UNSAFE: Final = frozenset(
@@ -184,14 +181,6 @@ def open_cli_store(args: argparse.Namespace) -> SessionStore:
     if args.store is not None and not root.is_dir():
         raise CliError("CLI_STORE_NOT_FOUND", f"store directory {inert(str(root))!r} does not exist")
     return open_store(root, progress=progress_printer())
-
-
-def _error_parts(error: BaseException) -> tuple[str, str]:
-    code = getattr(error, "code", None)
-    message = getattr(error, "message", None)
-    if code is None or not isinstance(code, str):
-        code = "IO_ERROR" if isinstance(error, OSError) else "INTERNAL_ERROR"
-    return str(code), str(message if message is not None else error)
 
 
 def _report(args: argparse.Namespace, code: str, message: str) -> int:
@@ -421,7 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("sessionref: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # every failure is reported as code + message, never a traceback
-        return _report(args, *_error_parts(error))
+        return _report(args, *error_parts(error))
 
 
 if __name__ == "__main__":

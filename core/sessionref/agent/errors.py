@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from sessionref.errors import CodedError
+
 AGENT_READ_ONLY: Final = "AGENT_READ_ONLY"
 AGENT_INVALID_MESSAGE: Final = "AGENT_INVALID_MESSAGE"
 AGENT_EMPTY_MESSAGE: Final = "AGENT_EMPTY_MESSAGE"
@@ -16,13 +18,8 @@ AGENT_MODEL_FAILED: Final = "AGENT_MODEL_FAILED"
 AGENT_STORE_FAILED: Final = "AGENT_STORE_FAILED"
 
 
-class AgentError(Exception):
+class AgentError(CodedError):
     """A request to the agent could not be accepted; nothing was queued or written.
 
     ``code`` is one of the ``AGENT_*`` constants, ``message`` is a sentence for people.
     """
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message

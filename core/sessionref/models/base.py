@@ -11,6 +11,8 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
+from sessionref.errors import CodedError
+
 MODEL_AUTH: Final = "MODEL_AUTH"
 MODEL_TIMEOUT: Final = "MODEL_TIMEOUT"
 MODEL_STREAM_DROPPED: Final = "MODEL_STREAM_DROPPED"
@@ -34,13 +36,8 @@ MODEL_ERROR_CODES: Final = frozenset(
 ROLES: Final = ("user", "assistant", "system")
 
 
-class ModelError(Exception):
+class ModelError(CodedError):
     """A model call failed; ``code`` is one of :data:`MODEL_ERROR_CODES`, ``message`` is for people."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
 
 
 @runtime_checkable

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sessionref.errors import CodedError
+
 STORE_SESSION_NOT_FOUND = "STORE_SESSION_NOT_FOUND"
 STORE_SESSION_EXISTS = "STORE_SESSION_EXISTS"
 STORE_INVALID_LOG = "STORE_INVALID_LOG"
@@ -14,10 +16,5 @@ STORE_UNREADABLE = "STORE_UNREADABLE"
 STORE_CLOSED = "STORE_CLOSED"
 
 
-class StoreError(Exception):
+class StoreError(CodedError):
     """A store failure a user can be shown: `code` is stable, `message` is one readable sentence."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message

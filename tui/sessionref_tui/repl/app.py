@@ -27,6 +27,7 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
+from sessionref.errors import error_parts
 from sessionref.signal import AbortSignal
 
 from sessionref_tui.display import inert
@@ -54,14 +55,6 @@ HISTORY_FILE_NAME: Final = "repl-history"
 COMPLETION_LIMIT: Final = 30
 """Candidates fetched per `@` lookup."""
 
-
-
-def _error_parts(error: BaseException) -> tuple[str, str]:
-    """(code, message) for our error types; anything else gets its class name as the code."""
-    code = getattr(error, "code", None)
-    message = getattr(error, "message", None)
-    return (str(code) if code is not None else type(error).__name__,
-            str(message) if message is not None else str(error))
 
 
 def open_history(root: os.PathLike[str] | str) -> History:
@@ -143,7 +136,7 @@ class LineMode:
             except asyncio.CancelledError:
                 raise
             except Exception as error:
-                self.transcript.error(*_error_parts(error))
+                self.transcript.error(*error_parts(error))
 
         task = asyncio.get_running_loop().create_task(guarded(), name=f"repl:{label}")
         self._tasks.add(task)
@@ -187,7 +180,7 @@ class LineMode:
             try:
                 await run_command(self, stripped)
             except Exception as error:
-                self.transcript.error(*_error_parts(error))
+                self.transcript.error(*error_parts(error))
             return
         self._start_submit(text)
 
@@ -207,7 +200,7 @@ class LineMode:
             raise
         except Exception as error:
             self._restore_draft(text)
-            self.transcript.error(*_error_parts(error))
+            self.transcript.error(*error_parts(error))
             return
         finally:
             if self._preparing is signal:
@@ -263,7 +256,7 @@ class LineMode:
             if not events:
                 store.delete_session(created)
         except Exception as error:  # tidying up must never turn an exit into a traceback
-            self.transcript.error(*_error_parts(error))
+            self.transcript.error(*error_parts(error))
 
     # -- keys --------------------------------------------------------------------
 
@@ -332,13 +325,13 @@ class LineMode:
             self.transcript.show_events(events)
         except Exception as error:  # showing an event must never break the writer that appended it
             logger.exception("the line mode could not show new events")
-            self.transcript.error(*_error_parts(error))
+            self.transcript.error(*error_parts(error))
 
     def _replay_recent(self, session_id: str, limit: int = 6) -> None:
         try:
             _header, events = self.workspace.store.read_log(session_id)
         except Exception as error:
-            self.transcript.error(*_error_parts(error))
+            self.transcript.error(*error_parts(error))
             return
         messages = [e for e in events if e.get("type") in ("user/message", "assistant/message")]
         if len(messages) > limit:

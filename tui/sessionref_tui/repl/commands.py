@@ -11,6 +11,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from sessionref.errors import CodedError
+
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 from sessionref_tui.repl.transcript import Transcript, event_preview, event_source_kind
 
@@ -33,13 +35,8 @@ Ctrl+C cancels a running reply or a message being prepared; Ctrl+C twice on an e
 /help                    this text"""
 
 
-class CommandError(Exception):
+class CommandError(CodedError):
     """A slash command could not run; `code` is stable, `message` is for the user."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class CommandHost(Protocol):
