@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessionref.agent.errors import AGENT_INVALID_MESSAGE, AgentError
+from sessionref.projection import message_text as content_text
 
 DIRECT_SOURCE: dict[str, Any] = {"kind": "user"}
 
@@ -57,16 +58,7 @@ def check_user_message(message: Any) -> dict[str, Any]:
 def message_text(message: Mapping[str, Any]) -> str:
     """The text of a message: its text blocks joined by newlines (other block types are skipped)."""
     content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = [
-        block["text"]
-        for block in content
-        if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    return "\n".join(parts)
+    return content if isinstance(content, str) else content_text(content)
 
 
 def conversation_from_surface(events: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:

@@ -12,6 +12,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from sessionref.projection import message_text
+
 TITLE_BYTE_BUDGET = 256
 FALLBACK_TITLE_WORDS = 5
 FALLBACK_TITLE_CHARS = 40
@@ -77,17 +79,6 @@ def normalize_title(text: object) -> str | None:
     return clipped or None
 
 
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text blocks of a message joined with newlines (non-text blocks are ignored)."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    return "\n".join(texts)
 
 
 def is_direct_user_message(message: object) -> bool:
@@ -100,7 +91,7 @@ def is_direct_user_message(message: object) -> bool:
 
 def fallback_title(message: Mapping[str, Any]) -> str | None:
     """DSH-style fallback title of a direct user message: its first five words, at most 40 characters."""
-    normalized = normalize_title(message_text(message)[:FALLBACK_SCAN_CHARS])
+    normalized = normalize_title(message_text(message.get("content"))[:FALLBACK_SCAN_CHARS])
     if normalized is None:
         return None
     words = " ".join(normalized.split(" ")[:FALLBACK_TITLE_WORDS])
