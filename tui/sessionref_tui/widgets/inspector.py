@@ -41,7 +41,7 @@ class Inspector(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("Log", id="inspector-heading", classes="pane-heading")
         table: DataTable[Text] = DataTable(id="inspector-table", cursor_type="row", zebra_stripes=True)
-        table.add_column("seq", key="seq", width=6)
+        table.add_column("seq", key="seq", width=11)  # "12345–12399" for a folded chunk run
         table.add_column("type", key="type", width=20)
         table.add_column("source", key="source", width=17)
         table.add_column("preview", key="preview")
