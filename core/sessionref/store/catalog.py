@@ -11,6 +11,8 @@ import bisect
 import logging
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from sessionref.query import SessionRecord
@@ -62,6 +64,14 @@ def _preference(state: LogState) -> tuple[int, int, str]:
     return (0 if canonical else 1, 1 if is_compressed(state.path) else 0, state.path)
 
 
+@dataclass(slots=True)
+class Walk:
+    """What one walk of the root found: changed or new logs (before, after) and vanished ones."""
+
+    changes: list[tuple[LogState | None, LogState]]
+    gone: list[LogState]
+
+
 class Catalog:
     """Sessions known under one root, kept in step with the files and the discovery index."""
 
@@ -76,13 +86,20 @@ class Catalog:
 
     def refresh(self, progress: Progress | None = None) -> list[LogState]:
         """Catch every log up with its file; returns the states whose plain log ends in a torn line."""
+        return self.apply_walk(self.walk(dict(self.states), progress))
+
+    def walk(self, known: dict[str, LogState], progress: Progress | None = None) -> Walk:
+        """Scan the root against `known` (a snapshot of `states`) without changing the catalogue.
+
+        Safe to run without the store lock: it only reads files and the snapshot it is given.
+        """
         seen: set[str] = set()
-        changes: list[tuple[LogState | None, LogState | None]] = []
+        changes: list[tuple[LogState | None, LogState]] = []
         folders = list(_session_dirs(self.root))
         new_folders = [
             folder
             for folder in folders
-            if f"{folder}/{LOG_NAME}" not in self.states and f"{folder}/{ZSTD_LOG_NAME}" not in self.states
+            if f"{folder}/{LOG_NAME}" not in known and f"{folder}/{ZSTD_LOG_NAME}" not in known
         ]
         report = progress is not None and len(new_folders) > 0
         total, done = len(new_folders), 0
@@ -90,20 +107,36 @@ class Catalog:
         for folder in folders:
             # A known log costs one stat; the other name is only tried when it is gone (DSH may
             # compress a finished session) or for a folder seen for the first time.
-            names = [name for name in (LOG_NAME, ZSTD_LOG_NAME) if f"{folder}/{name}" in self.states]
-            found = self._scan_names(folder, names, seen, changes)
+            names = [name for name in (LOG_NAME, ZSTD_LOG_NAME) if f"{folder}/{name}" in known]
+            found = self._scan_names(folder, names, known, seen, changes)
             if not found:
                 others = [name for name in (LOG_NAME, ZSTD_LOG_NAME) if name not in names]
-                self._scan_names(folder, others, seen, changes)
+                self._scan_names(folder, others, known, seen, changes)
             if report and folder in new_set:
                 done += 1
                 if done % PROGRESS_EVERY == 0 and progress is not None:
                     progress(done, total)
         if report and progress is not None:
             progress(total, total)
-        gone = [path for path in self.states if path not in seen]
-        for path in gone:
-            changes.append((self.states.pop(path), None))
+        gone = [state for path, state in known.items() if path not in seen]
+        return Walk(changes, gone)
+
+    def apply_walk(self, walk: Walk) -> list[LogState]:
+        """Apply a finished `walk`; a log changed meanwhile by this store keeps its newer state.
+
+        Returns the states whose plain log ends in a torn line.
+        """
+        changes: list[tuple[LogState | None, LogState | None]] = []
+        for before, after in walk.changes:
+            if self.states.get(after.path) is before:
+                self.states[after.path] = after
+                changes.append((before, after))
+        gone: list[str] = []
+        for state in walk.gone:
+            if self.states.get(state.path) is state:
+                del self.states[state.path]
+                gone.append(state.path)
+                changes.append((state, None))
         self.index.save([after for _, after in changes if after is not None])
         self.index.delete(gone)
         self._apply_all(changes)
@@ -113,13 +146,14 @@ class Catalog:
         self,
         folder: str,
         names: list[str],
+        known: dict[str, LogState],
         seen: set[str],
-        changes: list[tuple[LogState | None, LogState | None]],
+        changes: list[tuple[LogState | None, LogState]],
     ) -> bool:
         found = False
         for name in names:
             relative = f"{folder}/{name}"
-            previous = self.states.get(relative)
+            previous = known.get(relative)
             state = scan_log(self.root, relative, previous)
             if state is None:
                 continue
@@ -127,7 +161,6 @@ class Catalog:
             seen.add(relative)
             if state is not previous:
                 changes.append((previous, state))
-                self.states[relative] = state
         return found
 
     def rescan(self, state: LogState) -> LogState | None:
@@ -210,20 +243,30 @@ class Catalog:
         return True
 
     def rebuild_ids(self) -> None:
-        """Recompute sessions by id from all states, skipping broken logs and resolving duplicates."""
+        """Recompute sessions by id from all states, skipping broken logs and resolving duplicates.
+
+        Only ids stored more than once are ordered by preference (canonical folder, plain log, path).
+        """
         by_id: dict[str, LogState] = {}
-        for state in sorted(self.states.values(), key=_preference):
-            if state.problem is not None or state.session_id is None:
+        contested: dict[str, list[LogState]] = {}
+        for state in self.states.values():
+            session_id = state.session_id
+            if state.problem is not None or session_id is None:
                 self._report(state.path, f"skipping {state.path}: {state.problem}")
                 continue
-            kept = by_id.get(state.session_id)
-            if kept is not None:
+            kept = by_id.get(session_id)
+            if kept is None:
+                by_id[session_id] = state
+            else:
+                contested.setdefault(session_id, [kept]).append(state)
+        for session_id, states in contested.items():
+            winner, *others = sorted(states, key=_preference)
+            by_id[session_id] = winner
+            for state in others:
                 self._report(
                     state.path,
-                    f"skipping {state.path}: id {state.session_id!r} is already stored in {kept.path}",
+                    f"skipping {state.path}: id {session_id!r} is already stored in {winner.path}",
                 )
-                continue
-            by_id[state.session_id] = state
         self.by_id = by_id
         self._records = None
         self._candidates = None
@@ -236,8 +279,10 @@ class Catalog:
     def records(self) -> list[SessionRecord]:
         """All sessions newest first (createdAt descending, then id ascending)."""
         if self._records is None:
-            states = sorted(self.by_id.values(), key=lambda s: (-s.created_at, s.session_id or ""))
-            self._records = [_record(state) for state in states]
+            # Two stable sorts (id, then createdAt descending) are cheaper than a tuple key.
+            states = sorted(self.by_id.values(), key=attrgetter("session_id"))
+            states.sort(key=attrgetter("created_at"), reverse=True)
+            self._records = [SessionRecord(s.session_id or "", s.created_at, s.cwd) for s in states]
         return self._records
 
     def candidates(self) -> CandidateIndex:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.query import SessionRecord, SurfaceSnapshot
-from sessionref.store.catalog import Catalog, Progress
+from sessionref.store.catalog import Catalog, Progress, Walk
 from sessionref.store.errors import (
     STORE_CLOSED,
     STORE_INVALID_EVENT,
@@ -66,9 +66,15 @@ def default_store_root() -> Path:
     return platformdirs.user_data_path("sessionref") / "sessions"
 
 
-def open_store(root: str | Path, *, progress: Progress | None = None) -> SessionStore:
-    """Open (creating if needed) the store at `root`; `progress(done, total)` reports first-time indexing."""
-    return SessionStore(Path(root), progress=progress)
+def open_store(
+    root: str | Path, *, progress: Progress | None = None, catch_up: bool = True
+) -> SessionStore:
+    """Open (creating if needed) the store at `root`; `progress(done, total)` reports first-time indexing.
+
+    With `catch_up=False` and an existing index, discovery is served from the index at once and
+    the walk over the logs is left to `refresh()` (see `SessionStore.caught_up`).
+    """
+    return SessionStore(Path(root), progress=progress, catch_up=catch_up)
 
 
 def _now_ms() -> int:
@@ -76,9 +82,16 @@ def _now_ms() -> int:
 
 
 class SessionStore:
-    """Sessions under one root; implements `SessionQuery` and `CandidateSearch`. Thread-safe."""
+    """Sessions under one root; implements `SessionQuery` and `CandidateSearch`. Thread-safe.
 
-    def __init__(self, root: Path, *, progress: Progress | None = None) -> None:
+    Opened with `catch_up=False`, the store starts from its discovery index without walking the
+    logs. Until `refresh()` has run (`caught_up`), what was written by others while it was closed
+    is caught up only where it matters for correctness: `read_log`/`read_surface` always read the
+    log itself and every write rescans its log first. Titles, new sessions and removed sessions
+    written by others show up in discovery once `refresh()` completes.
+    """
+
+    def __init__(self, root: Path, *, progress: Progress | None = None, catch_up: bool = True) -> None:
         self.root = root.expanduser().absolute()
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -91,11 +104,12 @@ class SessionStore:
         self._closed = False
         self._index = DiscoveryIndex(index_path_for(self.root))
         self._catalog = Catalog(self.root, self._index)
+        # A new or rebuilt index has nothing to serve: the first walk is the indexing itself.
+        self.caught_up = False
         with self._lock:
-            torn = self._catalog.refresh(progress)
-            for state in torn:
-                self._repair(state)
             self._catalog.rebuild_ids()
+            if catch_up or self._index.rebuilt or not self._catalog.states:
+                self._catch_up(self._catalog.walk(dict(self._catalog.states), progress))
             self._catalog.candidates()  # built now so the first keystroke does not pay for it
 
     # -- internals -----------------------------------------------------------------------------
@@ -334,11 +348,24 @@ class SessionStore:
             path = self._path(self._catalog.require(session_id))
         return not is_compressed(path) and os.access(path, os.W_OK)
 
-    def refresh(self) -> None:
-        """Catch the index up with logs created, grown or removed outside this store object."""
+    def refresh(self, progress: Progress | None = None) -> None:
+        """Catch the index up with logs created, grown or removed outside this store object.
+
+        The walk over the files runs without the store lock (other calls are served meanwhile);
+        only applying its result takes the lock. `progress` reports logs seen for the first time.
+        """
         with self._lock:
             self._check_open()
-            self._catalog.refresh()
+            known = dict(self._catalog.states)
+        walk = self._catalog.walk(known, progress)
+        with self._lock:
+            self._check_open()
+            self._catch_up(walk)
+
+    def _catch_up(self, walk: Walk) -> None:
+        for state in self._catalog.apply_walk(walk):
+            self._repair(state)
+        self.caught_up = True
 
     def close(self) -> None:
         """Release the index; further calls raise STORE_CLOSED (idempotent)."""
