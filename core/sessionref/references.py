@@ -282,6 +282,15 @@ class SessionReferences:
             raise budget_exceeded()
         return retained
 
+    def _capture_all(
+        self, refs: Sequence[SessionReference], snapshots: Sequence[SurfaceSnapshot], budget: int
+    ) -> list[CapturedReference]:
+        """Retain every source in input order; the first that cannot fit raises BUDGET_EXCEEDED."""
+        return [
+            CapturedReference(ref, snapshot, self._retain(snapshot, _label_of(ref), budget), index)
+            for index, (ref, snapshot) in enumerate(zip(refs, snapshots, strict=True))
+        ]
+
     async def prepare(
         self,
         agent: ReferencingAgent,
@@ -307,10 +316,9 @@ class SessionReferences:
         raise_if_aborted(signal)
         snapshots = await self._read_all(refs, signal)
         raise_if_aborted(signal)
-        captured = [
-            CapturedReference(ref, snapshot, self._retain(snapshot, _label_of(ref), budget), index)
-            for index, (ref, snapshot) in enumerate(zip(refs, snapshots, strict=True))
-        ]
+        # Projection and retention are pure CPU work (large sessions take tens of ms): keep them off
+        # the event loop so a UI stays responsive while a message is prepared.
+        captured = await asyncio.to_thread(self._capture_all, refs, snapshots, budget)
         notices: list[dict[str, Any]] = []
         if self.profile != "rc8":
             notices = await race(omission_notices(self.spill_store, agent.id, captured), signal)
@@ -357,7 +365,7 @@ class SessionReferences:
         (snapshot,) = await self._read_all([reference], signal)
         raise_if_aborted(signal)
         shown = _label_of(reference)
-        retained = self._retain(snapshot, shown, budget)
+        retained = await asyncio.to_thread(self._retain, snapshot, shown, budget)
         conversation = retained.data["conversation"]
         stats = retained.stats
         return ReferencePreview(
