@@ -1,27 +1,166 @@
-"""Launching: settings errors are one clear line, the demo store is seeded, used and removed."""
+"""Launching: the app paints before the store is open (progress while indexing), errors are one
+clear line, a stale index is caught up after the sessions are shown, the demo store is seeded,
+used and removed."""
 
 from __future__ import annotations
 
-import io
+import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sessionref.models import DemoModel
-from sessionref.store import open_store
+from sessionref.settings import load_settings
+from sessionref.store import StoreError, open_store
+from sessionref.workspace import Workspace
 from sessionref_tui import launch
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import HOSTILE_TITLE, demo_session_id, seed_demo_store
+from sessionref_tui.store_loading import Progress, StoreLoading
+from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.log_rows import is_checkpoint, message_of
+from sessionref_tui.widgets.sidebar import Sidebar
+from textual.pilot import Pilot
+from textual.widgets import Label
+
+GUARD = 10.0
+"""Seconds a cross-thread wait may take before the test fails instead of hanging."""
+CWD = "/work/here"
 
 
-def test_progress_rewrites_one_line_and_ends_it() -> None:
-    stream = io.StringIO()
-    progress = launch.IndexProgress(stream)
-    progress(10, 200)
-    progress(200, 200)
-    progress.finish()
-    assert stream.getvalue() == "\rIndexing sessions… 10/200\rIndexing sessions… 200/200\n"
+class GatedOpener:
+    """Opens a real workspace in the app's worker thread, but only after reporting progress and
+    waiting for `release`: the test sees the app as it is while a large store is indexed."""
+
+    def __init__(self, root: Path, progress_steps: list[tuple[int, int]]) -> None:
+        self.root = root
+        self.steps = progress_steps
+        self.reported = threading.Event()
+        self.release = threading.Event()
+        self.store: Any = None
+
+    def __call__(self, progress: Progress) -> Workspace:
+        for done, total in self.steps:
+            progress(done, total)
+        self.reported.set()
+        assert self.release.wait(GUARD), "the test never released the open"
+        self.store = open_store(self.root)
+        settings = load_settings({}, store_root=self.root)
+        return Workspace(self.store, DemoModel(pace=0), cwd=CWD, settings=settings)
+
+
+def status_text(app: SessionrefApp) -> str:
+    return str(app.query_one("#store-loading-status", Label).render())
+
+
+async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tmp_path: Path) -> None:
+    seeded = open_store(tmp_path)
+    ids = seed_demo_store(seeded, CWD)
+    seeded.close()
+    opener = GatedOpener(tmp_path, [(250, 1_000), (500, 1_000)])
+    app = SessionrefApp(open_workspace=opener, owns_workspace=True, cursor_blink=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert opener.reported.wait(GUARD)
+        await pilot.pause()
+        assert app.query_one(StoreLoading).display and not app.query_one(Sidebar).display
+        assert status_text(app) == "Indexing sessions… 500/1,000"
+        composer = app.query_one(Composer)
+        assert composer.busy and not app.workspace_ready
+        # Typing is kept while the store opens; Enter does not send yet; no action reaches the store.
+        await pilot.press("h", "i", "enter")
+        assert composer.value.startswith("hi")
+        assert not app.check_action("new_session", ()) and not app.check_action("switch_session", ())
+        with pytest.raises(RuntimeError):
+            _ = app.workspace
+
+        opener.release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.workspace_ready and not app.query(StoreLoading)
+        assert app.query_one(Sidebar).display and not composer.busy
+        listed = {entry.session_id for entry in app.query_one(Sidebar).entries}
+        assert set(ids) <= listed
+        assert composer.value.startswith("hi")
+    assert app.open_error is None
+
+
+def append_line(path: Path, record: dict[str, Any]) -> None:
+    with open(path, "a") as file:
+        file.write(json.dumps(record) + "\n")
+
+
+def headless(monkeypatch: pytest.MonkeyPatch, until: Any) -> list[SessionrefApp]:
+    """Make `SessionrefApp.run` headless, driven by `until(pilot)`; returns the apps that ran."""
+    ran: list[SessionrefApp] = []
+    real_run = SessionrefApp.run
+
+    def run(self: SessionrefApp, *args: Any, **kwargs: Any) -> Any:
+        ran.append(self)
+        return real_run(self, headless=True, size=(120, 36), auto_pilot=until)
+
+    monkeypatch.setattr(SessionrefApp, "run", run)
+    return ran
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Let the open, the catch-up and the sidebar reload (each a worker, then a message) finish."""
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def test_run_chat_shows_a_stale_index_then_catches_it_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    store = open_store(tmp_path)
+    record = store.create_session(cwd=CWD, session_id="elsewhere")
+    store.rename(record.id, "before")
+    path = tmp_path / next(p for p in store._catalog.states)
+    store.close()
+    # Another process renames it while sessionref is not running: the index is now stale.
+    renamed = {"type": "session/title", "seq": 1, "time": 1, "data": {"title": "after", "messageSeqs": []}}
+    append_line(path, renamed)
+    seen: dict[str, Any] = {}
+
+    async def until(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, SessionrefApp)
+        seen["caught_up"] = app.workspace.store.caught_up
+        seen["labels"] = {entry.session_id: entry.title for entry in app.query_one(Sidebar).entries}
+        app.exit()
+
+    ran = headless(monkeypatch, until)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert launch.run_chat(tmp_path, cwd=CWD) == launch.EXIT_OK
+    assert seen["caught_up"] is True
+    assert seen["labels"]["elsewhere"] == "after"
+    assert ran[0].open_error is None
+    with pytest.raises(Exception) as caught:
+        ran[0].workspace.store.title("elsewhere")
+    assert getattr(caught.value, "code", None) == "STORE_CLOSED"
+
+
+def test_a_store_that_cannot_be_opened_is_one_line_with_a_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    def unopenable(root: Path, **_options: Any) -> Any:
+        raise StoreError("STORE_UNREADABLE", f"cannot open the store at {root}: disk on fire")
+
+    async def until(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+
+    monkeypatch.setattr(launch, "open_store", unopenable)
+    ran = headless(monkeypatch, until)
+    assert launch.run_chat(tmp_path, cwd=CWD) == launch.EXIT_FAILED
+    assert ran[0].return_code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("sessionref: ") and "(STORE_UNREADABLE)" in err
+    assert "Traceback" not in err
 
 
 def test_invalid_settings_are_one_line_with_a_code(

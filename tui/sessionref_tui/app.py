@@ -8,6 +8,7 @@ user typed is dropped: the composer keeps the draft until the send has been queu
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,15 @@ from textual.widgets import Footer
 from sessionref_tui.display import inert
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.rename import RenameScreen
+from sessionref_tui.store_loading import (
+    IndexProgressed,
+    StoreCaughtUp,
+    StoreLoading,
+    WhenReady,
+    WorkspaceOpened,
+    WorkspaceOpener,
+    WorkspaceOpenFailed,
+)
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
@@ -72,6 +82,13 @@ class SessionrefApp(App[None]):
     `session_id` opens that session; otherwise a new session is created in the
     workspace's cwd. `clock` feeds the relative ages. With `owns_workspace`, the
     workspace is closed when the app exits. `cursor_blink=False` keeps snapshots stable.
+
+    Instead of a `workspace`, `open_workspace` may be given: the app then paints first, opens
+    the workspace in a thread (a progress bar stands in for the sidebar while a large store is
+    indexed), and if the store was opened without its catch-up walk (`caught_up` False), runs
+    `store.refresh()` in a thread after the sessions are shown and reloads the sidebar. A
+    draft can be typed meanwhile (Enter sends once the workspace is open; an `@` lookup
+    waits for it). If opening fails, the app exits and `open_error` holds the error.
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -91,8 +108,9 @@ class SessionrefApp(App[None]):
 
     def __init__(
         self,
-        workspace: Workspace,
+        workspace: Workspace | None = None,
         *,
+        open_workspace: WorkspaceOpener | None = None,
         session_id: str | None = None,
         clock: Clock | None = None,
         owns_workspace: bool = False,
@@ -100,7 +118,12 @@ class SessionrefApp(App[None]):
         cursor_blink: bool = True,
     ) -> None:
         super().__init__()
-        self.workspace = workspace
+        if (workspace is None) == (open_workspace is None):
+            raise ValueError("give exactly one of workspace and open_workspace")
+        self._workspace = workspace
+        self._open_workspace = open_workspace
+        self._opened = asyncio.Event()
+        self.open_error: BaseException | None = None
         self.now_ms: Clock = clock or system_clock
         self.current_session_id: str | None = None
         self._initial_session_id = session_id
@@ -115,15 +138,29 @@ class SessionrefApp(App[None]):
         self._unsubscribe_status: Callable[[], None] | None = None
         self._main_screen: Screen[Any] | None = None
 
+    @property
+    def workspace(self) -> Workspace:
+        """The open workspace (RuntimeError while it is still being opened: see `workspace_ready`)."""
+        if self._workspace is None:
+            raise RuntimeError("the workspace is still being opened")
+        return self._workspace
+
+    @property
+    def workspace_ready(self) -> bool:
+        """Whether the workspace is open and the first session is on screen."""
+        return self._opened.is_set()
+
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
+            if self._workspace is None:
+                yield StoreLoading(id="store-loading")
             yield Sidebar(id="sidebar")
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
                 yield Composer(
-                    WorkspaceMentionSource(self),
+                    WhenReady(WorkspaceMentionSource(self), self._opened),
                     now_ms=self.now_ms,
                     cursor_blink=self._cursor_blink,
                     id="composer",
@@ -136,6 +173,18 @@ class SessionrefApp(App[None]):
         self._main_screen = self.screen
         self.query_one("#inspector").display = self._show_inspector
         self.query_one("#body").set_class(self._show_inspector, "-inspecting")
+        composer = self.query_one(Composer)
+        if self._workspace is not None:
+            self._start()
+        else:
+            self.query_one(Sidebar).display = False
+            composer.set_busy(True, "Opening sessions…")
+            # After the first frame, so painting it does not compete with the open for the GIL.
+            self.call_after_refresh(self._open_in_thread)
+        composer.focus()
+
+    def _start(self) -> None:
+        """Subscribe to the store and show the first session (the workspace is open)."""
         store = self.workspace.store
         self._unsubscribe_store = store.subscribe(self._store_listener)
         if self._initial_session_id is not None:
@@ -143,15 +192,77 @@ class SessionrefApp(App[None]):
         else:
             agent = self.workspace.new_session()
         self._open_agent(agent)
-        self.query_one(Composer).focus()
+        self._opened.set()
 
     async def on_unmount(self) -> None:
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
         if self._unsubscribe_store is not None:
             self._unsubscribe_store()
-        if self._owns_workspace:
-            await self.workspace.close()
+        if self._owns_workspace and self._workspace is not None:
+            await self._workspace.close()
+
+    # ------------------------------------------------------------ opening
+
+    @work(thread=True, group="open", exit_on_error=False)
+    def _open_in_thread(self) -> None:
+        """Open the workspace off the event loop; the result comes back as a message."""
+        opener = self._open_workspace
+        assert opener is not None
+        try:
+            workspace = opener(lambda done, total: self.post_message(IndexProgressed(done, total)))
+        except Exception as error:
+            self.post_message(WorkspaceOpenFailed(error))
+            return
+        self.post_message(WorkspaceOpened(workspace, bool(getattr(workspace.store, "caught_up", True))))
+
+    @on(IndexProgressed)
+    def _index_progressed(self, message: IndexProgressed) -> None:
+        for loading in self.query(StoreLoading):
+            loading.show_progress(message.done, message.total)
+
+    @on(WorkspaceOpened)
+    def _workspace_opened(self, message: WorkspaceOpened) -> None:
+        self._workspace = message.workspace
+        for loading in self.query(StoreLoading):
+            loading.remove()
+        self.query_one(Sidebar).display = True
+        composer = self.query_one(Composer)
+        composer.set_busy(False)
+        try:
+            self._start()
+        except Exception as error:
+            if getattr(error, "code", None) is None:
+                raise
+            self.open_error = error
+            self.exit(return_code=1)
+            return
+        if not message.caught_up:
+            self._catch_up_in_thread()
+
+    @on(WorkspaceOpenFailed)
+    def _workspace_open_failed(self, message: WorkspaceOpenFailed) -> None:
+        self.open_error = message.error
+        self.exit(return_code=1)
+
+    @work(thread=True, group="catch-up", exit_on_error=False)
+    def _catch_up_in_thread(self) -> None:
+        """Walk the logs for what changed while the store was closed, then reload the sidebar."""
+        try:
+            self.workspace.store.refresh()
+        except Exception as error:  # the index is a cache: say so and keep serving it
+            self.post_message(StoreCaughtUp(error))
+            return
+        self.post_message(StoreCaughtUp())
+
+    @on(StoreCaughtUp)
+    def _store_caught_up(self, message: StoreCaughtUp) -> None:
+        if message.error is not None:
+            text = _error_text(message.error, "Could not look for sessions changed elsewhere")
+            self.notify(text, severity="warning", markup=False)
+            return
+        self._refresh_status()
+        self.refresh_sidebar()
 
     # ------------------------------------------------------------ the session
 
@@ -280,7 +391,7 @@ class SessionrefApp(App[None]):
     @on(Composer.Submitted)
     def _composer_submitted(self, message: Composer.Submitted) -> None:
         message.stop()
-        if not message.value.strip() or self._submit_signal is not None:
+        if not message.value.strip() or self._submit_signal is not None or not self._opened.is_set():
             return
         self._submit_signal = AbortSignal()
         self._send(message.value, self._submit_signal)
@@ -310,7 +421,10 @@ class SessionrefApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Show only the keys that matter now: Esc when there is something to cancel or stop,
-        rename/compact only for a writable session (and compact once at a time)."""
+        rename/compact only for a writable session (and compact once at a time); while the
+        workspace is being opened, only the inspector toggle."""
+        if not self._opened.is_set() and action != "toggle_inspector":
+            return False
         if action == "cancel":
             return self._submit_signal is not None
         if action == "stop_turn":

@@ -13,51 +13,18 @@ from pathlib import Path
 from typing import TextIO
 
 from sessionref.models import DemoModel
-from sessionref.settings import build_model, load_settings
-from sessionref.store import open_store
+from sessionref.settings import Settings, build_model, load_settings
+from sessionref.store import SessionStore, open_store
 from sessionref.workspace import Workspace
 
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import seed_demo_store
+from sessionref_tui.store_loading import Progress
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 DEMO_PACE = 0.04
 """Seconds between the demo model's streamed words: slow enough to send again while it is still replying."""
-
-
-class IndexProgress:
-    """Writes `Indexing sessions… done/total` on one stderr line while a big store is indexed.
-
-    `begin` announces the open (a large store takes seconds even when already indexed);
-    `finish` ends the line with a newline after indexing progress, or erases the announcement.
-    """
-
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self._stream = stream
-        self._shown = False
-        self._announced = False
-
-    def begin(self, root: Path) -> None:
-        """Say which store is being opened (only on a terminal: pipes get no chatter)."""
-        if self._stream.isatty():
-            self._announced = True
-            self._stream.write(f"Opening sessions in {root}…")
-            self._stream.flush()
-
-    def __call__(self, done: int, total: int) -> None:
-        """Report progress (called by the store); the line is rewritten in place."""
-        self._shown = True
-        self._stream.write(f"\rIndexing sessions… {done:,}/{total:,}")
-        self._stream.flush()
-
-    def finish(self) -> None:
-        """End the progress line, or erase the announcement, whichever was written."""
-        if self._shown:
-            self._stream.write("\n")
-        elif self._announced:
-            self._stream.write("\r\x1b[K")
-        self._stream.flush()
 
 
 @contextmanager
@@ -85,31 +52,61 @@ def _fail(stream: TextIO, error: BaseException) -> int:
     return EXIT_FAILED
 
 
-def run_chat(store_root: Path | None, *, cwd: str | None = None) -> int:
-    """Open the user's store (showing indexing progress) and run the chat app; returns the exit status.
+class WorkspaceOpener:
+    """Opens the user's workspace for the app (in its worker thread) and remembers the store to close.
 
-    Settings and store errors are reported on stderr as `sessionref: <message> (<CODE>)`, never a traceback.
+    The store is opened from its discovery index without the catch-up walk (`catch_up=False`);
+    the app runs `refresh()` after the sessions are on screen. A directory without an index is
+    indexed during the open, reporting `progress(done, total)` to the app's progress bar.
+    """
+
+    def __init__(self, settings: Settings, cwd: str) -> None:
+        self.settings = settings
+        self.cwd = cwd
+        self.store: SessionStore | None = None
+
+    def __call__(self, progress: Progress) -> Workspace:
+        """Open the store and build the model; store and settings errors propagate with their code."""
+        store = open_store(self.settings.store_root, progress=progress, catch_up=False)
+        self.store = store
+        model = build_model(self.settings)
+        return Workspace(store, model, cwd=self.cwd, settings=self.settings)
+
+    def close(self) -> None:
+        """Close the store if it was opened (idempotent)."""
+        if self.store is not None:
+            self.store.close()
+
+
+def _coded(error: BaseException) -> bool:
+    return getattr(error, "code", None) is not None
+
+
+def run_chat(store_root: Path | None, *, cwd: str | None = None) -> int:
+    """Run the chat app on the user's store; returns the exit status.
+
+    The app paints first and opens the store in a thread (progress on screen while a large
+    directory is indexed). Settings and store errors are reported on stderr as
+    `sessionref: <message> (<CODE>)`, never a traceback.
     """
     try:
         settings = load_settings(store_root=store_root)
-        progress = IndexProgress()
-        progress.begin(settings.store_root)
-        try:
-            store = open_store(settings.store_root, progress=progress)
-        finally:
-            progress.finish()
     except Exception as error:
-        if getattr(error, "code", None) is None:
+        if not _coded(error):
             raise
         return _fail(sys.stderr, error)
+    opener = WorkspaceOpener(settings, cwd or os.getcwd())
+    app = SessionrefApp(open_workspace=opener, owns_workspace=True)
     try:
-        model = build_model(settings)
-        workspace = Workspace(store, model, cwd=cwd or os.getcwd(), settings=settings)
-        app = SessionrefApp(workspace, owns_workspace=True)
         with exit_on_hangup(app):
             app.run()
     finally:
-        store.close()
+        opener.close()
+    error = app.open_error
+    if error is not None:
+        if not _coded(error):
+            raise error
+        return _fail(sys.stderr, error)
     return EXIT_OK
 
 

@@ -1,0 +1,120 @@
+"""Opening the store after the first paint: the placeholder shown meanwhile and the messages of the open.
+
+The app paints at once and opens the workspace (store, index catch-up, model) in a thread. While
+it runs, `StoreLoading` stands where the sidebar goes: "Opening sessions…", and a progress bar
+with `done/total` while a large directory is indexed for the first time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from sessionref.signal import AbortSignal
+from sessionref.workspace import Workspace
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Label, ProgressBar
+
+Progress = Callable[[int, int], None]
+WorkspaceOpener = Callable[[Progress], Workspace]
+"""Opens the workspace (in a worker thread), reporting first-time indexing as `progress(done, total)`."""
+
+
+class IndexProgressed(Message):
+    """`done` of `total` new logs are indexed (posted from the opening thread)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+
+class WorkspaceOpened(Message):
+    """The workspace is open; `caught_up` is False when the store still has to walk its logs."""
+
+    def __init__(self, workspace: Workspace, caught_up: bool) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.caught_up = caught_up
+
+
+class WorkspaceOpenFailed(Message):
+    """Opening the workspace raised `error`."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+class StoreCaughtUp(Message):
+    """The background catch-up of the store finished (titles and new sessions are current), or failed."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        super().__init__()
+        self.error = error
+
+
+class StoreLoading(Vertical):
+    """Placeholder for the sidebar while the store opens: a heading, a status line and a progress bar."""
+
+    DEFAULT_CSS = """
+    StoreLoading {
+        width: 32;
+        min-width: 20;
+        border-right: vkey $panel-lighten-1;
+        background: $surface;
+        padding: 0 1;
+
+        #store-loading-heading { text-style: bold; color: $text-muted; }
+        #store-loading-status { color: $text-muted; margin: 1 0 0 0; }
+        ProgressBar { margin: 1 0 0 0; }
+        Bar { width: 1fr; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.status = "Opening sessions…"
+
+    def compose(self) -> ComposeResult:
+        yield Label("Sessions", id="store-loading-heading", markup=False)
+        yield Label(self.status, id="store-loading-status", markup=False)
+        yield ProgressBar(total=None, show_eta=False, id="store-loading-bar")
+
+    def show_progress(self, done: int, total: int) -> None:
+        """Show `done/total` logs indexed (a first-time index build of a large directory)."""
+        self.status = f"Indexing sessions… {done:,}/{total:,}"
+        self.query_one("#store-loading-status", Label).update(self.status)
+        self.query_one("#store-loading-bar", ProgressBar).update(total=max(total, 1), progress=done)
+
+
+class MentionSourceLike(Protocol):
+    """The composer's view of a mention source."""
+
+    async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]: ...
+
+    async def preview(self, session_id: str, signal: AbortSignal) -> Any: ...
+
+
+class WhenReady:
+    """A mention source that waits until the workspace is open, then asks `source`.
+
+    An `@` typed while the store is still opening shows the picker's loading state instead of failing.
+    """
+
+    def __init__(self, source: MentionSourceLike, ready: asyncio.Event) -> None:
+        self._source = source
+        self._ready = ready
+
+    async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
+        """The candidates of `source`, once the workspace is open."""
+        await self._ready.wait()
+        return await self._source.candidates(query, signal)
+
+    async def preview(self, session_id: str, signal: AbortSignal) -> Any:
+        """The preview of `source`, once the workspace is open."""
+        await self._ready.wait()
+        return await self._source.preview(session_id, signal)
