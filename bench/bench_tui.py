@@ -7,8 +7,11 @@
   beside it (the reference service call inside the worker).
 * **first paint, in process**: `SessionrefApp` constructed and run headless until its first
   frame is drawn (store already indexed, imports warm).
-* **first paint, cold process**: a fresh `python` that imports the app, opens the indexed store,
-  draws the first frame headless and exits; wall time of the whole process.
+* **cold process** (as `sessionref chat` starts): a fresh `python` imports the app, which paints
+  first and opens the store in a thread (`open_store(catch_up=False)`, then `refresh()` in the
+  background). Reported from the process start: first frame drawn, sessions on screen, whole
+  process (it waits for the background catch-up before exiting). Run on the indexed store and
+  on a copy of it without an index (the first-time indexing, with its progress bar).
 
 Targets: ≤ 16 ms beyond the debounce; first paint ≤ 1 s.
 
@@ -46,21 +49,39 @@ CWD = "/home/dev/proj-1"
 SIZE = (120, 40)
 
 COLD_START_SCRIPT = """
-import sys, time
+import asyncio, sys, time
 from pathlib import Path
 from sessionref.models import DemoModel
 from sessionref.store import open_store
 from sessionref.workspace import Workspace
 from sessionref_tui.app import SessionrefApp
+from sessionref_tui.widgets.sidebar import Sidebar
 
-store = open_store(Path(sys.argv[1]))
-workspace = Workspace(store, DemoModel(pace=0), cwd=sys.argv[2])
+stores, marks = [], {}
 
-async def first_paint(pilot):
-    await pilot.pause()
-    pilot.app.exit()
+def open_workspace(progress):
+    store = open_store(Path(sys.argv[1]), progress=progress, catch_up=False)
+    stores.append(store)
+    return Workspace(store, DemoModel(pace=0), cwd=sys.argv[2])
 
-SessionrefApp(workspace, owns_workspace=True).run(headless=True, size=(120, 40), auto_pilot=first_paint)
+class TimedApp(SessionrefApp):
+    def _display(self, screen, renderable):
+        marks.setdefault("painted", time.time())  # the first frame written to the (headless) terminal
+        super()._display(screen, renderable)
+
+async def sessions_shown(pilot):
+    app = pilot.app
+    while not (app.workspace_ready and app.query_one(Sidebar).entries):
+        await asyncio.sleep(0.005)  # polling: waiting on the workers would include the background catch-up
+    marks["ready"] = time.time()
+    app.exit()
+
+TimedApp(open_workspace=open_workspace, owns_workspace=True).run(
+    headless=True, size=(120, 40), auto_pilot=sessions_shown
+)
+for store in stores:
+    store.close()
+print(marks["painted"], marks["ready"])
 """
 
 
@@ -136,11 +157,21 @@ async def first_paint_in_process(root: Path) -> tuple[float, float]:
         return opened, (time.perf_counter() - start) * 1000
 
 
-def first_paint_cold(root: Path) -> float:
-    """Milliseconds of a whole fresh process: imports, open store, first frame, exit."""
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", COLD_START_SCRIPT, str(root), CWD], check=True)
-    return (time.perf_counter() - start) * 1000
+def first_paint_cold(root: Path) -> tuple[float, float, float]:
+    """Milliseconds from a fresh process start to its first frame, to its sessions shown, to its exit."""
+    start = time.time()
+    done = subprocess.run(
+        [sys.executable, "-c", COLD_START_SCRIPT, str(root), CWD], check=True, capture_output=True, text=True
+    )
+    ended = time.time()
+    painted, ready = (float(value) for value in done.stdout.split()[-2:])
+    return (painted - start) * 1000, (ready - start) * 1000, (ended - start) * 1000
+
+
+def without_index(root: Path, copy: Path) -> Path:
+    """A copy of `root` with no discovery index: the next open indexes every log."""
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".sessionref-index.sqlite*"))
+    return copy
 
 
 def main() -> None:
@@ -165,6 +196,7 @@ def main() -> None:
         painted, lookups = asyncio.run(measure_keystrokes(SessionrefApp(workspace, owns_workspace=True)))
         in_process = asyncio.run(first_paint_in_process(root))
         cold = [first_paint_cold(root) for _ in range(3)]
+        unindexed = first_paint_cold(without_index(root, base / "unindexed"))
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -181,10 +213,18 @@ def main() -> None:
     )
     print(f"| open the indexed store (ms) | {in_process[0]:.0f} | | | |")
     print(f"| first paint once the store is open, in process (ms) | {in_process[1]:.0f} | | | ≤ 1000 |")
-    print(
-        f"| cold process: imports + store open + first paint (ms) | {percentile(cold, 0.5):.0f} | | "
-        f"{max(cold):.0f} | ≤ 1000 |"
-    )
+    for label, column, target in (
+        ("first frame painted", 0, "≤ 1000"),
+        ("sessions on screen", 1, ""),
+        ("process exit (after the background catch-up)", 2, ""),
+    ):
+        values = [run[column] for run in cold]
+        print(
+            f"| cold process, indexed store: {label} (ms) | {percentile(values, 0.5):.0f} | | "
+            f"{max(values):.0f} | {target} |"
+        )
+    for label, column in (("first frame painted", 0), ("sessions on screen (indexing done)", 1)):
+        print(f"| cold process, no index yet: {label} (ms) | {unindexed[column]:.0f} | | | |")
     print(f"\n{len(painted)} keystrokes over queries {QUERIES} at {SIZE[0]}×{SIZE[1]}, Pilot, headless.")
 
 

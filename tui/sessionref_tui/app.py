@@ -238,7 +238,8 @@ class SessionrefApp(App[None]):
             self.exit(return_code=1)
             return
         if not message.caught_up:
-            self._catch_up_in_thread()
+            # After the sessions are painted: the walk would slow the first sidebar fill.
+            self.call_after_refresh(self._catch_up_in_thread)
 
     @on(WorkspaceOpenFailed)
     def _workspace_open_failed(self, message: WorkspaceOpenFailed) -> None:
