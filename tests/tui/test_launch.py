@@ -50,8 +50,9 @@ class GatedOpener:
         return Workspace(self.store, DemoModel(pace=0), cwd=CWD, settings=settings)
 
 
-def status_text(app: SessionrefApp) -> str:
-    return str(app.query_one("#store-loading-status", Label).render())
+def loading_text(app: SessionrefApp) -> str:
+    labels = ("#store-loading-status", "#store-loading-count")
+    return " ".join(str(app.query_one(label, Label).render()) for label in labels)
 
 
 async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tmp_path: Path) -> None:
@@ -65,7 +66,7 @@ async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tm
         assert opener.reported.wait(GUARD)
         await pilot.pause()
         assert app.query_one(StoreLoading).display and not app.query_one(Sidebar).display
-        assert status_text(app) == "Indexing sessions… 500/1,000"
+        assert loading_text(app) == "Indexing sessions… 500 of 1,000"
         composer = app.query_one(Composer)
         assert composer.busy and not app.workspace_ready
         # Typing is kept while the store opens; Enter does not send yet; no action reaches the store.

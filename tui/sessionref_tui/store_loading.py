@@ -70,6 +70,7 @@ class StoreLoading(Vertical):
 
         #store-loading-heading { text-style: bold; color: $text-muted; }
         #store-loading-status { color: $text-muted; margin: 1 0 0 0; }
+        #store-loading-count { color: $text-muted; }
         ProgressBar { margin: 1 0 0 0; }
         Bar { width: 1fr; }
     }
@@ -82,12 +83,14 @@ class StoreLoading(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("Sessions", id="store-loading-heading", markup=False)
         yield Label(self.status, id="store-loading-status", markup=False)
+        yield Label("", id="store-loading-count", markup=False)
         yield ProgressBar(total=None, show_eta=False, id="store-loading-bar")
 
     def show_progress(self, done: int, total: int) -> None:
         """Show `done/total` logs indexed (a first-time index build of a large directory)."""
-        self.status = f"Indexing sessions… {done:,}/{total:,}"
+        self.status = "Indexing sessions…"
         self.query_one("#store-loading-status", Label).update(self.status)
+        self.query_one("#store-loading-count", Label).update(f"{done:,} of {total:,}")
         self.query_one("#store-loading-bar", ProgressBar).update(total=max(total, 1), progress=done)
 
 
