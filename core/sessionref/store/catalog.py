@@ -279,17 +279,25 @@ class Catalog:
     def records(self) -> list[SessionRecord]:
         """All sessions newest first (createdAt descending, then id ascending)."""
         if self._records is None:
-            # Two stable sorts (id, then createdAt descending) are cheaper than a tuple key.
-            states = sorted(self.by_id.values(), key=attrgetter("session_id"))
-            states.sort(key=attrgetter("created_at"), reverse=True)
-            self._records = [SessionRecord(s.session_id or "", s.created_at, s.cwd) for s in states]
+            self._records = [_record(state) for state in self._ordered_states()]
         return self._records
+
+    def _ordered_states(self) -> list[LogState]:
+        # Two stable sorts (id, then createdAt descending) are cheaper than a tuple key.
+        states = sorted(self.by_id.values(), key=attrgetter("session_id"))
+        states.sort(key=attrgetter("created_at"), reverse=True)
+        return states
 
     def candidates(self) -> CandidateIndex:
         """The search structure over (record, label), rebuilt lazily after changes."""
         if self._candidates is None:
-            entries = [(record, _label(self.by_id[record.id])) for record in self.records()]
-            self._candidates = CandidateIndex(entries)
+            states = self._ordered_states()
+            self._candidates = CandidateIndex.from_columns(
+                [state.session_id or "" for state in states],
+                [state.created_at for state in states],
+                [state.cwd for state in states],
+                [_label(state) for state in states],
+            )
         return self._candidates
 
     def require(self, session_id: str) -> LogState:

@@ -109,23 +109,46 @@ class _Group:
 
 
 class CandidateIndex:
-    """Ranked substring search over (record, label) entries given in `list_sessions` order."""
+    """Ranked substring search over (record, label) entries given in `list_sessions` order.
+
+    Entries are kept as parallel columns (id, createdAt, cwd, label); a `SessionRecord` is only
+    made for an entry a search returns.
+    """
 
     def __init__(self, entries: Sequence[Entry]) -> None:
-        self._entries = list(entries)
-        ids = [record.id.lower() for record, _ in self._entries]
-        labels = [label.lower() for _, label in self._entries]
-        self._position_of = {record.id: p for p, (record, _) in enumerate(self._entries)}
+        self._build(
+            [record.id for record, _ in entries],
+            [record.created_at for record, _ in entries],
+            [record.cwd for record, _ in entries],
+            [label for _, label in entries],
+        )
+        self._records = [record for record, _ in entries]
+
+    @classmethod
+    def from_columns(
+        cls, ids: list[str], created: list[int], cwds: list[str | None], labels: list[str]
+    ) -> CandidateIndex:
+        """The index over entries given column by column (equal lengths, `list_sessions` order)."""
+        index = cls.__new__(cls)
+        index._build(ids, created, cwds, labels)
+        return index
+
+    def _build(self, ids: list[str], created: list[int], cwds: list[str | None], labels: list[str]) -> None:
+        self._id_column, self._created, self._cwds, self._label_column = ids, created, cwds, labels
+        self._records: list[SessionRecord | None] = [None] * len(ids)
+        self._position_index: dict[str, int] | None = None
         by_cwd: dict[str, list[int]] = {}
         no_cwd: list[int] = []
         with_cwd: list[int] = []
-        for position, (record, _label) in enumerate(self._entries):
-            if record.cwd is None:
+        for position, cwd in enumerate(cwds):
+            if cwd is None:
                 no_cwd.append(position)
             else:
                 with_cwd.append(position)
-                by_cwd.setdefault(record.cwd, []).append(position)
-        self._ids, self._labels = ids, labels
+                by_cwd.setdefault(cwd, []).append(position)
+        self._ids = [session_id.lower() for session_id in ids]
+        self._labels = [label.lower() for label in labels]
+        ids, labels = self._ids, self._labels
         self._by_cwd = by_cwd
         self._cwd_lower = {cwd: cwd.lower() for cwd in by_cwd}
         self._cwd_list = list(by_cwd)
@@ -137,6 +160,20 @@ class CandidateIndex:
         self._added: dict[str, Entry] = {}
         self._removed: set[str] = set()
         self._complete: OrderedDict[tuple[str | None, str], list[Entry]] = OrderedDict()
+
+    @property
+    def _position_of(self) -> dict[str, int]:
+        """List position by session id (built on the first change, not at open)."""
+        if self._position_index is None:
+            self._position_index = {session_id: p for p, session_id in enumerate(self._id_column)}
+        return self._position_index
+
+    def _record(self, position: int) -> SessionRecord:
+        record = self._records[position]
+        if record is None:
+            record = SessionRecord(self._id_column[position], self._created[position], self._cwds[position])
+            self._records[position] = record
+        return record
 
     # -- overlay -------------------------------------------------------------------------------
 
@@ -170,8 +207,8 @@ class CandidateIndex:
             self._removed.add(session_id)
 
     def _entry(self, position: int) -> Entry:
-        record, label = self._entries[position]
-        return (record, self._relabelled.get(position, label))
+        label = self._relabelled.get(position)
+        return (self._record(position), self._label_column[position] if label is None else label)
 
     # -- scanning ------------------------------------------------------------------------------
 
@@ -207,7 +244,8 @@ class CandidateIndex:
     def _base_by_rank(self, target_cwd: str | None, needle: str) -> list[Iterable[int]]:
         if needle == "":
             own = self._by_cwd.get(target_cwd, []) if target_cwd is not None else []
-            others = (p for p in self._with_cwd.positions if self._entries[p][0].cwd != target_cwd)
+            cwds = self._cwds
+            others = (p for p in self._with_cwd.positions if cwds[p] != target_cwd)
             return [own, self._no_cwd.positions, others]
         own: Iterable[int] = []
         if target_cwd is not None and target_cwd in self._by_cwd:
@@ -225,7 +263,7 @@ class CandidateIndex:
         for position in heapq.merge(self._group_matches(self._with_cwd, needle), *cwd_hits):
             if position != previous:
                 previous = position
-                if self._entries[position][0].cwd != target_cwd:
+                if self._cwds[position] != target_cwd:
                     yield position
 
     def _ranked(self, target_cwd: str | None, needle: str) -> Iterator[Entry]:
@@ -233,16 +271,15 @@ class CandidateIndex:
         for entry in self._added.values():
             if not needle or entry_matches(entry, needle):
                 added_by_rank[rank_of(entry[0].cwd, target_cwd)].append(entry)
-        removed = self._removed
+        removed, ids = self._removed, self._id_column
         for rank, positions in enumerate(self._base_by_rank(target_cwd, needle)):
-            base = (self._entry(p) for p in positions if not removed or self._entries[p][0].id not in removed)
+            base = (self._entry(p) for p in positions if not removed or ids[p] not in removed)
             extra = sorted(added_by_rank[rank], key=lambda entry: sort_key(entry[0]))
             yield from heapq.merge(base, extra, key=lambda entry: sort_key(entry[0])) if extra else base
 
     def _plain(self, target_cwd: str | None, needle: str) -> Iterator[Entry]:
-        entries = [
-            self._entry(p) for p in range(len(self._entries)) if self._entries[p][0].id not in self._removed
-        ]
+        ids, removed = self._id_column, self._removed
+        entries = [self._entry(p) for p in range(len(ids)) if ids[p] not in removed]
         entries.extend(self._added.values())
         entries.sort(key=lambda entry: sort_key(entry[0]))
         matching = [entry for entry in entries if entry_matches(entry, needle)]
