@@ -16,7 +16,7 @@ from composer_harness import (
     type_text,
 )
 from sessionref.uri import parse_session_reference_text
-from sessionref_tui.widgets.mention_popup import MATCH_STYLE, render_candidate_row
+from sessionref_tui.widgets.candidate_rows import MATCH_STYLE, render_candidate_row
 from sessionref_tui.widgets.reference_preview import PREVIEW_DEBOUNCE, render_preview
 
 
@@ -75,7 +75,7 @@ class TestHostileData:
         async with app.run_test(size=(120, 30)) as pilot:
             await type_text(pilot, "@")
             await settle(pilot)
-            row = rendered(app.composer.popup.option_list)[0]
+            row = rendered(app.composer.popup.candidate_list)[0]
             assert "\\x1b[31mEvil[bold]x[/bold]\\x07" in row
             assert "evil\\x1b[2J" in row
             assert "/tmp/\\x1b]0;pwn\\x07" in row
@@ -168,7 +168,7 @@ class TestNarrowTerminal:
         async with app.run_test(size=(60, 24)) as pilot:
             await type_text(pilot, "@")
             await settle(pilot)
-            lines = rendered(app.composer.popup.option_list)
+            lines = rendered(app.composer.popup.candidate_list)
             assert len(lines) == len(SESSIONS)
             assert len(set(lines)) == len(SESSIONS)
             assert lines[0].startswith("Research notes")
@@ -189,7 +189,7 @@ class TestScrolling:
             await type_text(pilot, "@")
             await settle(pilot)
             popup = app.composer.popup
-            options = popup.option_list
+            options = popup.candidate_list
             assert options.size.height == 8
             assert rendered(popup.query_one("#mention-status"))[0].startswith("1/17")
             await pilot.press("up")

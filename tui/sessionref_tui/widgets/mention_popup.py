@@ -3,180 +3,164 @@
 The popup is a thin view. The composer decides when it opens, what query runs
 and which results are current; the popup shows rows, moves the highlight (with
 wrap-around), reports the highlighted candidate and posts `Picked` on a click.
-Every field shown comes from data and is rendered inert through `rich.text.Text`.
+Every field shown comes from data and is rendered inert (see `candidate_rows`).
+
+It is built for a keystroke to cost little at any store size: a new result set
+only stores each candidate's fields, rows are laid out when they first come into
+view (at most `MAX_VISIBLE_ROWS` per result set) and kept as strips, and the
+status line repaints without a layout pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, ClassVar, Final
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
 from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.geometry import Size
 from textual.message import Message
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Static
 
-from sessionref_tui.display import inert, match_spans, relative_age, truncate_middle
+from sessionref_tui.display import inert
+from sessionref_tui.widgets.candidate_rows import RowColumns, RowFields, columns_for, layout_row
 from sessionref_tui.widgets.reference_preview import ReferencePreview
 
 MAX_VISIBLE_ROWS: Final = 8
 """Rows visible at once; more scroll, with a position indicator such as "3/17"."""
 
-SAME_WORKSPACE_MARK: Final = "●"
-"""Shown before the cwd of a session that shares the current session's cwd."""
-
-NO_CWD: Final = "(no cwd)"
-
-MATCH_STYLE: Final = Style(bold=True, underline=True)
-"""How the part of a field that matches the query is highlighted."""
-
 _DIM: Final = Style(dim=True)
 
 
-class CandidateLike(Protocol):
-    """What the popup reads from a candidate (`sessionref.references.Candidate` fits)."""
+class CandidateList(ScrollView, can_focus=False):
+    """The candidate rows, drawn through Textual's line API; never takes focus.
 
-    session_id: str
-    label: str
-    cwd: str | None
-    created_at: int | float
-    same_workspace: bool
-
-
-def _allocate(naturals: list[int], weights: list[int], total: int) -> list[int]:
-    """Share `total` cells between fields: each gets at most its natural width,
-    and cells a field does not need go to the others in proportion to `weights`."""
-    widths = [0] * len(naturals)
-    open_fields = [index for index, natural in enumerate(naturals) if natural > 0]
-    remaining = max(0, total)
-    while open_fields and remaining > 0:
-        weight_sum = sum(weights[index] for index in open_fields)
-        satisfied = False
-        for index in list(open_fields):
-            share = max(1, remaining * weights[index] // weight_sum)
-            if naturals[index] - widths[index] <= share:
-                remaining -= naturals[index] - widths[index]
-                widths[index] = naturals[index]
-                open_fields.remove(index)
-                satisfied = True
-        if not satisfied:
-            for index in open_fields:
-                widths[index] += remaining * weights[index] // weight_sum
-            leftover = total - sum(widths)
-            for index in open_fields[: max(0, leftover)]:
-                widths[index] += 1
-            break
-    return widths
-
-
-def _highlighted(text: str, query: str, base: Style | None = None) -> Text:
-    """`text` as a Text with every occurrence of `query` styled as a match."""
-    rendered = Text(text, style=base or "", end="", no_wrap=True)
-    for start, end in match_spans(text, query):
-        rendered.stylize(MATCH_STYLE, start, end)
-    return rendered
-
-
-@dataclass(frozen=True, slots=True)
-class RowColumns:
-    """Natural (widest) cell widths of each column over the listed candidates.
-
-    Laying every row out from the same columns keeps the list aligned."""
-
-    label: int
-    session_id: int
-    cwd: int
-    age: int
-
-
-def _fields(candidate: CandidateLike, now_ms: float) -> tuple[str, str, str, str]:
-    """The inert label, id (empty when equal to the label), cwd and age of a row."""
-    label = inert(candidate.label)
-    session_id = inert(candidate.session_id) if candidate.session_id != candidate.label else ""
-    cwd = inert(candidate.cwd) if candidate.cwd else NO_CWD
-    return label, session_id, cwd, relative_age(candidate.created_at, now_ms)
-
-
-def columns_for(candidates: Sequence[CandidateLike], now_ms: float) -> RowColumns:
-    """The shared column widths for `candidates`."""
-    widths = [0, 0, 0, 0]
-    for candidate in candidates:
-        for index, field in enumerate(_fields(candidate, now_ms)):
-            widths[index] = max(widths[index], cell_len(field))
-    return RowColumns(*widths)
-
-
-def _fit(text: Text, width: int) -> Text:
-    """`text` padded with spaces to exactly `width` cells."""
-    text.pad_right(max(0, width - text.cell_len))
-    return text
-
-
-def render_candidate_row(
-    candidate: CandidateLike,
-    query: str,
-    width: int,
-    now_ms: float,
-    columns: RowColumns | None = None,
-) -> Text:
-    """One row of the picker, exactly fitted to `width` cells.
-
-    Label first (the title), then the id only when it differs from the label,
-    then the cwd (marked when it is the same workspace), and the relative age
-    at the right edge. Long fields are shortened in the middle so rows stay
-    distinguishable: titles like "Plan … draft 2" and "Plan … draft 3" keep the
-    part that differs, and paths keep their folder name. `columns` aligns the
-    row with the others in the list.
+    `show_rows` replaces the rows without laying any out; `render_line` lays a
+    row out the first time it is drawn at the current width and caches the
+    strip. The highlight is a style put over the cached strip, so moving it
+    only repaints two lines.
     """
-    label, session_id, cwd, age = _fields(candidate, now_ms)
-    columns = columns or columns_for([candidate], now_ms)
-    has_id_column = columns.session_id > 0
-    mark = f"{SAME_WORKSPACE_MARK} " if candidate.same_workspace else "  "
-    room = width - len(mark) - columns.age - 2 - (2 if has_id_column else 0) - 1
-    label_width, id_width, cwd_width = _allocate(
-        [columns.label, columns.session_id, columns.cwd], [6, 1, 3], room
-    )
-    row = Text(end="", no_wrap=True)
-    row.append_text(_fit(_highlighted(truncate_middle(label, label_width), query), label_width))
-    row.append("  ")
-    if has_id_column:
-        shown_id = _highlighted(truncate_middle(session_id, id_width), query, _DIM)
-        row.append_text(_fit(shown_id, id_width))
-        row.append("  ")
-    row.append(mark, style="bold" if candidate.same_workspace else "")
-    row.append_text(_highlighted(truncate_middle(cwd, cwd_width), query, _DIM))
-    row.append(" " * max(1, width - row.cell_len - cell_len(age)))
-    row.append(age, style=_DIM)
-    row.truncate(max(0, width))
-    return row
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"candidate-list--highlighted"}
 
-class CandidateRow:
-    """A Rich renderable that lays a candidate out for whatever width it is given."""
+    DEFAULT_CSS = """
+    CandidateList {
+        width: 1fr;
+        height: auto;
+        overflow-x: hidden;
+        & > .candidate-list--highlighted {
+            color: $foreground;
+            background: $block-cursor-blurred-background;
+            text-style: $block-cursor-blurred-text-style;
+        }
+    }
+    """
 
-    def __init__(
-        self, candidate: CandidateLike, query: str, now_ms: float, columns: RowColumns | None = None
-    ) -> None:
-        self.candidate = candidate
-        self.query = query
-        self.now_ms = now_ms
-        self.columns = columns
+    class Clicked(Message):
+        """The row at `index` was clicked."""
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        row = render_candidate_row(self.candidate, self.query, options.max_width, self.now_ms, self.columns)
-        row.end = "\n"  # Textual counts line breaks to size the option
-        yield row
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._rows: list[RowFields] = []
+        self._query = ""
+        self._columns = RowColumns(0, 0, 0, 0)
+        self._highlighted: int | None = None
+        self._strips: dict[int, Strip] = {}
+        self._strips_width = -1
 
-class _CandidateList(OptionList, can_focus=False):
-    """The candidate rows; never takes focus, so typing stays in the composer."""
+    @property
+    def row_count(self) -> int:
+        """How many rows the list holds (visible or not)."""
+        return len(self._rows)
+
+    @property
+    def highlighted(self) -> int | None:
+        """The index of the highlighted row; None when the list is empty."""
+        return self._highlighted
+
+    @highlighted.setter
+    def highlighted(self, index: int | None) -> None:
+        if index is not None:
+            index = min(max(index, 0), len(self._rows) - 1) if self._rows else None
+        previous = self._highlighted
+        if index == previous:
+            return
+        self._highlighted = index
+        for row in (previous, index):
+            if row is not None:
+                self.refresh_line(row)
+        self._scroll_to_highlight()
+
+    def show_rows(self, rows: Sequence[RowFields], query: str) -> None:
+        """Replace the rows (matches of `query` are emphasised) and highlight the first."""
+        self._rows = list(rows)
+        self._query = query
+        self._columns = columns_for(self._rows)
+        self._strips.clear()
+        self._highlighted = 0 if self._rows else None
+        # A layout pass is needed only when the number of rows changes.
+        self.virtual_size = Size(0, len(self._rows))
+        self.scroll_to(y=0, animate=False, force=True)
+        self.refresh()
+
+    def _scroll_to_highlight(self) -> None:
+        index = self._highlighted
+        if index is None:
+            return
+        window = self.scrollable_content_region.height or min(len(self._rows), MAX_VISIBLE_ROWS)
+        top = round(self.scroll_y)
+        if index < top:
+            self.scroll_to(y=index, animate=False, force=True)
+        elif index >= top + window:
+            self.scroll_to(y=index - window + 1, animate=False, force=True)
+
+    def notify_style_update(self) -> None:
+        """Styles changed (theme, classes): the cached rows stay valid, the lines repaint."""
+        super().notify_style_update()
+        self.refresh()
+
+    def _row_strip(self, index: int, width: int) -> Strip:
+        if width != self._strips_width:
+            self._strips.clear()
+            self._strips_width = width
+        strip = self._strips.get(index)
+        if strip is None:
+            text = layout_row(self._rows[index], self._query, width, self._columns)
+            strip = Strip(list(text.render(self.app.console)), text.cell_len)
+            strip = strip.adjust_cell_length(width)
+            self._strips[index] = strip
+        return strip
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the visible window: a cached row, highlighted or not, or blank."""
+        width = self.scrollable_content_region.width
+        index = round(self.scroll_y) + y
+        base = self.get_visual_style().rich_style
+        if not 0 <= index < len(self._rows):
+            return Strip.blank(width, base)
+        if index == self._highlighted:
+            style = self.get_visual_style("candidate-list--highlighted").rich_style
+        else:
+            style = base
+        return self._row_strip(index, width).apply_style(style)
+
+    async def _on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        index = round(self.scroll_y) + offset.y
+        if 0 <= index < len(self._rows):
+            self.highlighted = index
+            self.post_message(self.Clicked(index))
 
 
 class MentionPopup(Vertical):
@@ -193,18 +177,19 @@ class MentionPopup(Vertical):
         super().__init__(id=id)
         self._now_ms = now_ms
         self._candidates: list[Any] = []
+        self._status: Text | None = None
         self.query_text = ""
         """The query the rows on screen belong to."""
 
     def compose(self) -> ComposeResult:
-        yield _CandidateList(id="mention-options")
+        yield CandidateList(id="mention-options")
         yield Static("", id="mention-status", markup=False)
         yield ReferencePreview(id="mention-preview")
 
     @property
-    def option_list(self) -> OptionList:
+    def candidate_list(self) -> CandidateList:
         """The list widget holding the rows."""
-        return self.query_one("#mention-options", OptionList)
+        return self.query_one("#mention-options", CandidateList)
 
     @property
     def preview(self) -> ReferencePreview:
@@ -224,7 +209,7 @@ class MentionPopup(Vertical):
     @property
     def highlighted_candidate(self) -> Any | None:
         """The candidate under the highlight, or None when the list is empty."""
-        index = self.option_list.highlighted
+        index = self.candidate_list.highlighted
         if index is None or not 0 <= index < len(self._candidates):
             return None
         return self._candidates[index]
@@ -238,26 +223,25 @@ class MentionPopup(Vertical):
         self.remove_class("-open", "-loading")
         self._candidates = []
         self.query_text = ""
-        self.option_list.clear_options()
-        self.query_one("#mention-status", Static).update("")
+        self.candidate_list.show_rows((), "")
+        self._set_status(Text(""))
         self.preview.reset()
 
     def show_results(self, query: str, candidates: Sequence[Any]) -> None:
-        """Replace the rows with `candidates` for `query` and highlight the first one."""
+        """Replace the rows with `candidates` for `query` and highlight the first one.
+
+        Costs one pass over the candidates' fields; rows are laid out only as
+        they are drawn, so the list size does not matter to a keystroke.
+        """
         self._candidates = list(candidates)
         self.query_text = query
         now = self._now_ms()
-        columns = columns_for(self._candidates, now)
-        self.option_list.set_options(
-            Option(CandidateRow(candidate, query, now, columns)) for candidate in self._candidates
-        )
+        self.candidate_list.show_rows([RowFields.of(candidate, now) for candidate in self._candidates], query)
         self.set_class(not self._candidates, "-empty")
         self.remove_class("-loading")
-        if self._candidates:
-            self.option_list.highlighted = 0
-        else:
+        self._highlight_changed()
+        if not self._candidates:
             self.preview.reset()
-        self._update_status()
         self.open()
 
     def show_loading(self) -> None:
@@ -269,11 +253,11 @@ class MentionPopup(Vertical):
     def show_error(self, message: str) -> None:
         """Show a lookup failure as a quiet status row; the rows are cleared."""
         self._candidates = []
-        self.option_list.clear_options()
+        self.candidate_list.show_rows((), "")
         self.preview.reset()
         self.remove_class("-loading")
         self.add_class("-empty")
-        self.query_one("#mention-status", Static).update(Text(inert(message), style="italic"))
+        self._set_status(Text(inert(message), style="italic"))
         self.open()
 
     def move_highlight(self, delta: int) -> None:
@@ -281,8 +265,22 @@ class MentionPopup(Vertical):
         count = len(self._candidates)
         if not count:
             return
-        current = self.option_list.highlighted
-        self.option_list.highlighted = 0 if current is None else (current + delta) % count
+        current = self.candidate_list.highlighted
+        self.candidate_list.highlighted = 0 if current is None else (current + delta) % count
+        self._highlight_changed()
+
+    def _highlight_changed(self) -> None:
+        self._update_status()
+        candidate = self.highlighted_candidate
+        if candidate is not None:
+            self.preview.show_for(candidate)
+
+    def _set_status(self, status: Text) -> None:
+        # The status line is always one row high: repaint it without a layout pass.
+        if self._status is not None and status == self._status:
+            return
+        self._status = status
+        self.query_one("#mention-status", Static).update(status, layout=False)
 
     def _update_status(self) -> None:
         status = Text(end="", no_wrap=True)
@@ -292,22 +290,15 @@ class MentionPopup(Vertical):
         elif not count:
             status.append("no matching sessions", style="italic")
         else:
-            index = (self.option_list.highlighted or 0) + 1
+            index = (self.candidate_list.highlighted or 0) + 1
             status.append(f"{index}/{count}", style="bold")
             status.append("  ↑↓ move · Tab/Enter pick · Esc close", style=_DIM)
-        self.query_one("#mention-status", Static).update(status)
+        self._set_status(status)
 
-    @on(OptionList.OptionHighlighted, "#mention-options")
-    def _highlight_moved(self, event: OptionList.OptionHighlighted) -> None:
+    @on(CandidateList.Clicked)
+    def _clicked(self, event: CandidateList.Clicked) -> None:
         event.stop()
-        self._update_status()
-        candidate = self.highlighted_candidate
-        if candidate is not None:
-            self.preview.show_for(candidate)
-
-    @on(OptionList.OptionSelected, "#mention-options")
-    def _clicked(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
+        self._highlight_changed()
         candidate = self.highlighted_candidate
         if candidate is not None:
             self.post_message(self.Picked(candidate))
