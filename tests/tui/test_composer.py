@@ -197,7 +197,7 @@ class TestKeys:
         async with app.run_test() as pilot:
             await type_text(pilot, "@")
             await settle(pilot)
-            options = app.composer.popup.option_list
+            options = app.composer.popup.candidate_list
             assert options.highlighted == 0
             await pilot.press("up")
             assert options.highlighted == len(SESSIONS) - 1
@@ -250,6 +250,21 @@ class TestKeys:
             await settle(pilot)
             assert app.composer.popup.is_open
             assert app.source.queries == [*asked, "res"]
+
+    async def test_a_dismissed_token_deleted_and_typed_again_opens_the_picker(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            await type_text(pilot, "x @")
+            await settle(pilot)
+            await pilot.press("escape", "space", "backspace")
+            await settle(pilot)
+            assert not app.composer.popup.is_open  # moving off the token and back keeps it dismissed
+            await pilot.press("backspace")
+            await settle(pilot)
+            await type_text(pilot, "@")
+            await settle(pilot)
+            assert app.composer.popup.is_open
+            assert app.source.queries == ["", ""]
 
     async def test_tab_reopens_a_dismissed_picker(self) -> None:
         app = ComposerHarness()

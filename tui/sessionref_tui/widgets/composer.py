@@ -125,6 +125,7 @@ class Composer(Vertical):
         self._busy_label = ""
         self._error: str | None = None
         self._error_draft = ""
+        self._notice_state: tuple[str | None, bool, str, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield MentionPopup(now_ms=lambda: self._now_ms(), id="mention-popup")
@@ -274,6 +275,7 @@ class Composer(Vertical):
     def _refresh_token(self) -> None:
         token = self._current_token()
         if token is None:
+            self._forget_deleted_dismissal()
             self._close_popup()
             return
         if self._token_identity(token) == self._dismissed_key:
@@ -285,6 +287,14 @@ class Composer(Vertical):
             return
         self._active_key = key
         self._start_search(token.query)
+
+    def _forget_deleted_dismissal(self) -> None:
+        """A dismissed token that was deleted no longer keeps the picker closed when typed again."""
+        if self._dismissed_key is None:
+            return
+        start, text = self._dismissed_key
+        if self.input.text[start : start + len(text)] != text:
+            self._dismissed_key = None
 
     def _keep_closed_after_paste(self) -> None:
         """A paste never opens the picker: treat the token it leaves as dismissed."""
@@ -384,9 +394,12 @@ class Composer(Vertical):
     # --- notices ---------------------------------------------------------------------
 
     def _refresh_notice(self) -> None:
+        # Called on every keystroke: the notice is touched only when what it says changes.
+        state = (self._error, self._busy, self._busy_label, count_distinct_mentions(self.value))
+        if state == self._notice_state:
+            return
+        self._notice_state = state
+        error, busy, busy_label, mentioned = state
         self.query_one(ComposerNotice).show(
-            error=self._error,
-            busy=self._busy,
-            busy_label=self._busy_label,
-            mentioned=count_distinct_mentions(self.value),
+            error=error, busy=busy, busy_label=busy_label, mentioned=mentioned
         )
