@@ -17,7 +17,7 @@ from sessionref.workspace import Workspace
 from sessionref_tui import launch
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import HOSTILE_TITLE, demo_session_id, seed_demo_store
-from sessionref_tui.store_loading import Progress, StoreLoading
+from sessionref_tui.store_loading import OpenAbandoned, Progress, StoreLoading
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.log_rows import is_checkpoint, message_of
 from sessionref_tui.widgets.sidebar import Sidebar
@@ -87,6 +87,52 @@ async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tm
         assert set(ids) <= listed
         assert composer.value.startswith("hi")
     assert app.open_error is None
+
+
+async def test_closing_the_app_stops_a_running_open_at_its_next_progress_report(tmp_path: Path) -> None:
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+    outcome: list[BaseException] = []
+
+    def opener(progress: Progress) -> Workspace:
+        try:
+            progress(1, 3)
+            started.set()
+            assert release.wait(GUARD)
+            progress(2, 3)
+        except BaseException as error:
+            outcome.append(error)
+            raise
+        finally:
+            finished.set()
+        raise AssertionError("the open went on after the app closed")
+
+    app = SessionrefApp(open_workspace=opener, owns_workspace=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert started.wait(GUARD)
+    release.set()
+    assert finished.wait(GUARD)
+    assert [type(error) for error in outcome] == [OpenAbandoned]
+    assert app.open_error is None
+
+
+async def test_a_real_first_index_stops_when_the_app_closes(tmp_path: Path) -> None:
+    for number in range(4):
+        write_session(tmp_path, f"s{number}")
+    app = SessionrefApp(open_workspace=lambda progress: None, owns_workspace=True)  # type: ignore[arg-type,return-value]
+    app._abandon.set()  # as after unmount
+    with pytest.raises(OpenAbandoned):
+        open_store(tmp_path, progress=app.report_progress)
+    store = open_store(tmp_path)  # the aborted walk wrote nothing and left nothing locked
+    assert len(await store.list_sessions()) == 4
+    store.close()
+
+
+def write_session(root: Path, session_id: str) -> None:
+    folder = root / "--w--" / session_id
+    folder.mkdir(parents=True)
+    header = {"type": "session", "version": 0, "id": session_id, "createdAt": 1, "cwd": "/w"}
+    (folder / "session.jsonl").write_text(json.dumps(header) + "\n")
 
 
 def append_line(path: Path, record: dict[str, Any]) -> None:

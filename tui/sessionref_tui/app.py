@@ -9,6 +9,7 @@ user typed is dropped: the composer keeps the draft until the send has been queu
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,7 @@ from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.rename import RenameScreen
 from sessionref_tui.store_loading import (
     IndexProgressed,
+    OpenAbandoned,
     StoreCaughtUp,
     StoreLoading,
     WhenReady,
@@ -123,6 +125,7 @@ class SessionrefApp(App[None]):
         self._workspace = workspace
         self._open_workspace = open_workspace
         self._opened = asyncio.Event()
+        self._abandon = threading.Event()
         self.open_error: BaseException | None = None
         self.now_ms: Clock = clock or system_clock
         self.current_session_id: str | None = None
@@ -195,6 +198,7 @@ class SessionrefApp(App[None]):
         self._opened.set()
 
     async def on_unmount(self) -> None:
+        self._abandon.set()  # an open or catch-up still walking stops at its next progress report
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
         if self._unsubscribe_store is not None:
@@ -210,11 +214,18 @@ class SessionrefApp(App[None]):
         opener = self._open_workspace
         assert opener is not None
         try:
-            workspace = opener(lambda done, total: self.post_message(IndexProgressed(done, total)))
+            workspace = opener(self.report_progress)
         except Exception as error:
             self.post_message(WorkspaceOpenFailed(error))
             return
         self.post_message(WorkspaceOpened(workspace, bool(getattr(workspace.store, "caught_up", True))))
+
+    def report_progress(self, done: int, total: int) -> None:
+        """The progress callback given to the store (any thread); raises `OpenAbandoned` once the
+        app is closing, so quitting during a long first-time indexing does not wait for it."""
+        if self._abandon.is_set():
+            raise OpenAbandoned("the app is closing")
+        self.post_message(IndexProgressed(done, total))
 
     @on(IndexProgressed)
     def _index_progressed(self, message: IndexProgressed) -> None:
@@ -250,7 +261,7 @@ class SessionrefApp(App[None]):
     def _catch_up_in_thread(self) -> None:
         """Walk the logs for what changed while the store was closed, then reload the sidebar."""
         try:
-            self.workspace.store.refresh()
+            self.workspace.store.refresh(progress=self.report_progress)
         except Exception as error:  # the index is a cache: say so and keep serving it
             self.post_message(StoreCaughtUp(error))
             return

@@ -23,6 +23,10 @@ WorkspaceOpener = Callable[[Progress], Workspace]
 """Opens the workspace (in a worker thread), reporting first-time indexing as `progress(done, total)`."""
 
 
+class OpenAbandoned(Exception):
+    """Raised from a progress report once the app is closing: stops a long walk early."""
+
+
 class IndexProgressed(Message):
     """`done` of `total` new logs are indexed (posted from the opening thread)."""
 

@@ -109,7 +109,12 @@ class SessionStore:
         with self._lock:
             self._catalog.rebuild_ids()
             if catch_up or self._index.rebuilt or not self._catalog.states:
-                self._catch_up(self._catalog.walk(dict(self._catalog.states), progress))
+                try:
+                    walk = self._catalog.walk(dict(self._catalog.states), progress)
+                except BaseException:  # e.g. raised by `progress` to stop: nothing was written
+                    self._index.close()
+                    raise
+                self._catch_up(walk)
             self._catalog.candidates()  # built now so the first keystroke does not pay for it
 
     # -- internals -----------------------------------------------------------------------------
