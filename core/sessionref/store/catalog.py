@@ -222,6 +222,8 @@ class Catalog:
             if session_id is None or session_id in self.by_id:
                 return False
             self.by_id[session_id] = after
+            if self._records is None and self._candidates is None:
+                return True  # both are built from `by_id` when next asked for
             record = _record(after)
             if self._records is not None:
                 bisect.insort(self._records, record, key=sort_key)
