@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sessionref.models import DemoModel
 from sessionref.settings import load_settings
-from sessionref.store import StoreError, open_store
+from sessionref.store import SessionStore, StoreError, open_store
 from sessionref.workspace import Workspace
 from sessionref_tui import launch
 from sessionref_tui.app import SessionrefApp
@@ -153,11 +154,30 @@ def headless(monkeypatch: pytest.MonkeyPatch, until: Any) -> list[SessionrefApp]
     return ran
 
 
-async def settle(pilot: Pilot[Any]) -> None:
-    """Let the open, the catch-up and the sidebar reload (each a worker, then a message) finish."""
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
+async def settle(
+    pilot: Pilot[Any], done: Callable[[], bool] = lambda: False, *, held: str | None = None
+) -> bool:
+    """Run the app's workers and messages until `done()` holds or nothing is left to run.
+
+    The open, the catch-up and the sidebar reload are each a worker whose result comes back as a
+    message that may start the next one; every round finishes the running workers and then the
+    messages they posted. Workers of the group `held` (blocked by the test) are not waited for.
+    Bounded, so a missing step fails the test instead of hanging it.
+    """
+
+    def waited() -> list[Any]:
+        return [worker for worker in pilot.app.workers if worker.group != held]
+
+    for _ in range(50):
+        if done():
+            return True
+        await pilot.app.workers.wait_for_complete(waited())
         await pilot.pause()
+        if not done() and all(worker.is_finished for worker in waited()):
+            await pilot.pause()  # a callback scheduled after the last refresh may start one more
+            if all(worker.is_finished for worker in waited()):
+                return done()
+    return done()
 
 
 def test_run_chat_shows_a_stale_index_then_catches_it_up(
@@ -172,20 +192,37 @@ def test_run_chat_shows_a_stale_index_then_catches_it_up(
     renamed = {"type": "session/title", "seq": 1, "time": 1, "data": {"title": "after", "messageSeqs": []}}
     append_line(path, renamed)
     seen: dict[str, Any] = {}
+    walking, walk = threading.Event(), threading.Event()
+    real_refresh = SessionStore.refresh
+
+    def gated_refresh(self: SessionStore, progress: Any = None) -> None:
+        walking.set()
+        assert walk.wait(GUARD), "the test never let the catch-up run"
+        real_refresh(self, progress)
+
+    monkeypatch.setattr(SessionStore, "refresh", gated_refresh)
+
+    def label(app: SessionrefApp) -> str | None:
+        titles = {entry.session_id: entry.title for entry in app.query_one(Sidebar).entries}
+        return titles.get("elsewhere")
 
     async def until(pilot: Pilot[Any]) -> None:
-        await settle(pilot)
         app = pilot.app
         assert isinstance(app, SessionrefApp)
-        seen["caught_up"] = app.workspace.store.caught_up
-        seen["labels"] = {entry.session_id: entry.title for entry in app.query_one(Sidebar).entries}
+        # The sessions come from the index first, while the catch-up waits to walk the logs.
+        ready = lambda: app.workspace_ready and label(app) is not None and walking.is_set()  # noqa: E731
+        await settle(pilot, ready, held="catch-up")
+        seen["first"] = (label(app), app.workspace.store.caught_up)
+        walk.set()
+        await settle(pilot, lambda: label(app) == "after")
+        seen["then"] = (label(app), app.workspace.store.caught_up)
         app.exit()
 
     ran = headless(monkeypatch, until)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert launch.run_chat(tmp_path, cwd=CWD) == launch.EXIT_OK
-    assert seen["caught_up"] is True
-    assert seen["labels"]["elsewhere"] == "after"
+    assert seen["first"] == ("before", False)
+    assert seen["then"] == ("after", True)
     assert ran[0].open_error is None
     with pytest.raises(Exception) as caught:
         ran[0].workspace.store.title("elsewhere")
