@@ -74,6 +74,7 @@ async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tm
         await pilot.press("h", "i", "enter")
         assert composer.value.startswith("hi")
         assert not app.check_action("new_session", ()) and not app.check_action("switch_session", ())
+        assert app.check_action("quit", ()) and app.check_action("toggle_inspector", ())
         with pytest.raises(RuntimeError):
             _ = app.workspace
 

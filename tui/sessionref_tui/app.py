@@ -51,6 +51,11 @@ from sessionref_tui.widgets.transcript import Transcript
 SIDEBAR_LIMIT = 200
 """The sidebar lists at most this many sessions (this folder first); the switcher searches them all."""
 
+NEEDS_WORKSPACE = frozenset(
+    ("new_session", "switch_session", "rename", "compact", "cancel", "stop_turn", "toggle_sidebar")
+)
+"""Actions unavailable until the workspace is open (the sidebar is a placeholder until then)."""
+
 Clock = Callable[[], int]
 """Returns "now" in milliseconds since the epoch (injected in tests so ages are stable)."""
 
@@ -434,8 +439,8 @@ class SessionrefApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Show only the keys that matter now: Esc when there is something to cancel or stop,
         rename/compact only for a writable session (and compact once at a time); while the
-        workspace is being opened, only the inspector toggle."""
-        if not self._opened.is_set() and action != "toggle_inspector":
+        workspace is being opened, none of the actions that need it (quitting still works)."""
+        if not self._opened.is_set() and action in NEEDS_WORKSPACE:
             return False
         if action == "cancel":
             return self._submit_signal is not None
