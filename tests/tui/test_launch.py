@@ -122,7 +122,7 @@ async def test_a_real_first_index_stops_when_the_app_closes(tmp_path: Path) -> N
     for number in range(4):
         write_session(tmp_path, f"s{number}")
     app = SessionrefApp(open_workspace=lambda progress: None, owns_workspace=True)  # type: ignore[arg-type,return-value]
-    app._abandon.set()  # as after unmount
+    app.stop_opening()  # as on unmount
     with pytest.raises(OpenAbandoned):
         open_store(tmp_path, progress=app.report_progress)
     store = open_store(tmp_path)  # the aborted walk wrote nothing and left nothing locked

@@ -8,8 +8,6 @@ user typed is dropped: the composer keeps the draft until the send has been queu
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +17,7 @@ from sessionref.errors import SessionReferenceError
 from sessionref.signal import AbortSignal
 from sessionref.workspace import Workspace
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
@@ -28,18 +26,10 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from sessionref_tui.display import inert
+from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.rename import RenameScreen
-from sessionref_tui.store_loading import (
-    IndexProgressed,
-    OpenAbandoned,
-    StoreCaughtUp,
-    StoreLoading,
-    WhenReady,
-    WorkspaceOpened,
-    WorkspaceOpener,
-    WorkspaceOpenFailed,
-)
+from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpener
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
@@ -83,25 +73,23 @@ class AgentStatusChanged(Message):
         self.status = status
 
 
-class SessionrefApp(App[None]):
+class SessionrefApp(OpeningApp):
     """Chat with `@` session mentions over one `Workspace`.
 
     `session_id` opens that session; otherwise a new session is created in the
     workspace's cwd. `clock` feeds the relative ages. With `owns_workspace`, the
     workspace is closed when the app exits. `cursor_blink=False` keeps snapshots stable.
 
-    Instead of a `workspace`, `open_workspace` may be given: the app then paints first, opens
-    the workspace in a thread (a progress bar stands in for the sidebar while a large store is
-    indexed), and if the store was opened without its catch-up walk (`caught_up` False), runs
-    `store.refresh()` in a thread after the sessions are shown and reloads the sidebar. A
-    draft can be typed meanwhile (Enter sends once the workspace is open; an `@` lookup
-    waits for it). If opening fails, the app exits and `open_error` holds the error.
+    Instead of a `workspace`, `open_workspace` may be given (see `OpeningApp`): the app paints
+    first with a placeholder for the sidebar (a progress bar while a large store is indexed),
+    and reloads the sidebar once the background catch-up is done. A draft can be typed
+    meanwhile (Enter sends once the workspace is open; an `@` lookup waits for it).
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "sessionref"
     HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (90, "-medium"), (150, "-wide")]
-    COMMANDS: ClassVar = App.COMMANDS | {AppCommands}
+    COMMANDS: ClassVar = OpeningApp.COMMANDS | {AppCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "switch_session", "Switch"),
@@ -124,14 +112,7 @@ class SessionrefApp(App[None]):
         show_inspector: bool = False,
         cursor_blink: bool = True,
     ) -> None:
-        super().__init__()
-        if (workspace is None) == (open_workspace is None):
-            raise ValueError("give exactly one of workspace and open_workspace")
-        self._workspace = workspace
-        self._open_workspace = open_workspace
-        self._opened = asyncio.Event()
-        self._abandon = threading.Event()
-        self.open_error: BaseException | None = None
+        super().__init__(workspace, open_workspace)
         self.now_ms: Clock = clock or system_clock
         self.current_session_id: str | None = None
         self._initial_session_id = session_id
@@ -146,18 +127,6 @@ class SessionrefApp(App[None]):
         self._unsubscribe_status: Callable[[], None] | None = None
         self._main_screen: Screen[Any] | None = None
 
-    @property
-    def workspace(self) -> Workspace:
-        """The open workspace (RuntimeError while it is still being opened: see `workspace_ready`)."""
-        if self._workspace is None:
-            raise RuntimeError("the workspace is still being opened")
-        return self._workspace
-
-    @property
-    def workspace_ready(self) -> bool:
-        """Whether the workspace is open and the first session is on screen."""
-        return self._opened.is_set()
-
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
@@ -168,7 +137,7 @@ class SessionrefApp(App[None]):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
                 yield Composer(
-                    WhenReady(WorkspaceMentionSource(self), self._opened),
+                    WhenReady(WorkspaceMentionSource(self), self.ready_event),
                     now_ms=self.now_ms,
                     cursor_blink=self._cursor_blink,
                     id="composer",
@@ -187,8 +156,7 @@ class SessionrefApp(App[None]):
         else:
             self.query_one(Sidebar).display = False
             composer.set_busy(True, "Opening sessions…")
-            # After the first frame, so painting it does not compete with the open for the GIL.
-            self.call_after_refresh(self._open_in_thread)
+            self.begin_opening()
         composer.focus()
 
     def _start(self) -> None:
@@ -200,86 +168,27 @@ class SessionrefApp(App[None]):
         else:
             agent = self.workspace.new_session()
         self._open_agent(agent)
-        self._opened.set()
+        self.mark_ready()
+
+    def show_workspace(self) -> None:
+        """The workspace is open: the sidebar replaces its placeholder, the composer can send."""
+        self.query_one(Sidebar).display = True
+        self.query_one(Composer).set_busy(False)
+        self._start()
+
+    def show_caught_up(self) -> None:
+        """The store caught up with logs changed elsewhere: titles and new sessions are current."""
+        self._refresh_status()
+        self.refresh_sidebar()
 
     async def on_unmount(self) -> None:
-        self._abandon.set()  # an open or catch-up still walking stops at its next progress report
+        self.stop_opening()
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
         if self._unsubscribe_store is not None:
             self._unsubscribe_store()
         if self._owns_workspace and self._workspace is not None:
             await self._workspace.close()
-
-    # ------------------------------------------------------------ opening
-
-    @work(thread=True, group="open", exit_on_error=False)
-    def _open_in_thread(self) -> None:
-        """Open the workspace off the event loop; the result comes back as a message."""
-        opener = self._open_workspace
-        assert opener is not None
-        try:
-            workspace = opener(self.report_progress)
-        except Exception as error:
-            self.post_message(WorkspaceOpenFailed(error))
-            return
-        self.post_message(WorkspaceOpened(workspace, bool(getattr(workspace.store, "caught_up", True))))
-
-    def report_progress(self, done: int, total: int) -> None:
-        """The progress callback given to the store (any thread); raises `OpenAbandoned` once the
-        app is closing, so quitting during a long first-time indexing does not wait for it."""
-        if self._abandon.is_set():
-            raise OpenAbandoned("the app is closing")
-        self.post_message(IndexProgressed(done, total))
-
-    @on(IndexProgressed)
-    def _index_progressed(self, message: IndexProgressed) -> None:
-        for loading in self.query(StoreLoading):
-            loading.show_progress(message.done, message.total)
-
-    @on(WorkspaceOpened)
-    def _workspace_opened(self, message: WorkspaceOpened) -> None:
-        self._workspace = message.workspace
-        for loading in self.query(StoreLoading):
-            loading.remove()
-        self.query_one(Sidebar).display = True
-        composer = self.query_one(Composer)
-        composer.set_busy(False)
-        try:
-            self._start()
-        except Exception as error:
-            if getattr(error, "code", None) is None:
-                raise
-            self.open_error = error
-            self.exit(return_code=1)
-            return
-        if not message.caught_up:
-            # After the sessions are painted: the walk would slow the first sidebar fill.
-            self.call_after_refresh(self._catch_up_in_thread)
-
-    @on(WorkspaceOpenFailed)
-    def _workspace_open_failed(self, message: WorkspaceOpenFailed) -> None:
-        self.open_error = message.error
-        self.exit(return_code=1)
-
-    @work(thread=True, group="catch-up", exit_on_error=False)
-    def _catch_up_in_thread(self) -> None:
-        """Walk the logs for what changed while the store was closed, then reload the sidebar."""
-        try:
-            self.workspace.store.refresh(progress=self.report_progress)
-        except Exception as error:  # the index is a cache: say so and keep serving it
-            self.post_message(StoreCaughtUp(error))
-            return
-        self.post_message(StoreCaughtUp())
-
-    @on(StoreCaughtUp)
-    def _store_caught_up(self, message: StoreCaughtUp) -> None:
-        if message.error is not None:
-            text = _error_text(message.error, "Could not look for sessions changed elsewhere")
-            self.notify(text, severity="warning", markup=False)
-            return
-        self._refresh_status()
-        self.refresh_sidebar()
 
     # ------------------------------------------------------------ the session
 
@@ -408,7 +317,7 @@ class SessionrefApp(App[None]):
     @on(Composer.Submitted)
     def _composer_submitted(self, message: Composer.Submitted) -> None:
         message.stop()
-        if not message.value.strip() or self._submit_signal is not None or not self._opened.is_set():
+        if not message.value.strip() or self._submit_signal is not None or not self.workspace_ready:
             return
         self._submit_signal = AbortSignal()
         self._send(message.value, self._submit_signal)
@@ -440,7 +349,7 @@ class SessionrefApp(App[None]):
         """Show only the keys that matter now: Esc when there is something to cancel or stop,
         rename/compact only for a writable session (and compact once at a time); while the
         workspace is being opened, none of the actions that need it (quitting still works)."""
-        if not self._opened.is_set() and action in NEEDS_WORKSPACE:
+        if not self.workspace_ready and action in NEEDS_WORKSPACE:
             return False
         if action == "cancel":
             return self._submit_signal is not None
