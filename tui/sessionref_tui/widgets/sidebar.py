@@ -9,6 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -59,6 +60,23 @@ def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: b
     return Content.assemble(marker, (title, "bold" if current else ""), "\n  ", *second)
 
 
+class SessionList(OptionList):
+    """The sidebar's option list, which keeps its scrollbar out of unrelated layout passes.
+
+    Textual's `ScrollView._size_updated` compares the size the compositor arranged
+    (the visible box) with the list's own virtual size (every line); for a list
+    longer than the sidebar they always differ, so every screen layout, e.g. the
+    `@` picker opening, re-rendered this scrollbar. Comparing the list's own
+    virtual size keeps the real triggers: the list resized or its options changed
+    (`set_options` updates the scrollbar itself).
+    """
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        return super()._size_updated(size, self.virtual_size, container_size, layout)
+
+
 class Sidebar(Vertical):
     """Lists sessions grouped by folder; posts `Sidebar.SessionSelected` when the user picks one."""
 
@@ -76,7 +94,7 @@ class Sidebar(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Sessions", classes="sidebar-heading")
-        yield OptionList(id="session-list")
+        yield SessionList(id="session-list")
 
     def show_sessions(
         self,
