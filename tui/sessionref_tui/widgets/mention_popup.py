@@ -199,7 +199,7 @@ class MentionPopup(Vertical):
     @property
     def is_open(self) -> bool:
         """True while the popup is shown."""
-        return self.has_class("-open")
+        return self.display
 
     @property
     def candidates(self) -> Sequence[Any]:
@@ -216,11 +216,14 @@ class MentionPopup(Vertical):
 
     def open(self) -> None:
         """Show the popup."""
-        self.add_class("-open")
+        # `display` rather than a CSS class: a class change re-matches the stylesheet for the
+        # popup and every widget in it, which cost more than drawing the popup.
+        self.display = True
 
     def close(self) -> None:
         """Hide the popup and forget its rows and preview."""
-        self.remove_class("-open", "-loading")
+        self.display = False
+        self.remove_class("-loading")
         self._candidates = []
         self.query_text = ""
         self.candidate_list.show_rows((), "")

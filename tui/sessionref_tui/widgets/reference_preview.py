@@ -108,6 +108,8 @@ class ReferencePreview(Static):
         self._cache: dict[str, Any] = {}
         self._labels: dict[str, str] = {}
         self._signal: AbortSignal | None = None
+        # Shown and hidden through `display`, not a class: no stylesheet pass on every keystroke.
+        self.display = False
 
     def reset(self) -> None:
         """Forget everything and cancel a running read (the popup closed)."""
@@ -115,7 +117,8 @@ class ReferencePreview(Static):
         self._cache.clear()
         self._labels.clear()
         self.session_id = None
-        self.remove_class("-stale", "-shown")
+        self.remove_class("-stale")
+        self.display = False
         self.update("")
 
     def show_for(self, candidate: Any) -> None:
@@ -131,10 +134,10 @@ class ReferencePreview(Static):
             return
         if self.loader is None:
             return
-        if self.has_class("-shown"):
+        if self.display:
             self.add_class("-stale")
         else:
-            self.add_class("-shown")
+            self.display = True
             self.update(Text(f"reading {inert(candidate.label)}…", style="dim italic"))
         self._signal = AbortSignal()
         self._read(session_id, self._signal)
@@ -147,7 +150,7 @@ class ReferencePreview(Static):
 
     def _show(self, preview: Any) -> None:
         self.remove_class("-stale")
-        self.add_class("-shown")
+        self.display = True
         label = self._labels.get(preview.session_id, preview.label)
         self.update(PreviewView(preview, label))
 
