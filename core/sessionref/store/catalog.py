@@ -77,6 +77,7 @@ class Catalog:
 
     def __init__(self, root: Path, index: DiscoveryIndex) -> None:
         self.root = root
+        self._root_text = os.fspath(root)
         self.index = index
         self.states: dict[str, LogState] = index.load()
         self.by_id: dict[str, LogState] = {}
@@ -95,26 +96,29 @@ class Catalog:
         """
         seen: set[str] = set()
         changes: list[tuple[LogState | None, LogState]] = []
-        folders = list(_session_dirs(self.root))
-        new_folders = [
-            folder
-            for folder in folders
-            if f"{folder}/{LOG_NAME}" not in known and f"{folder}/{ZSTD_LOG_NAME}" not in known
+        # (plain log path, zstd log path, whether either is known) per session folder.
+        folders = [
+            (plain, packed, plain in known or packed in known)
+            for folder in _session_dirs(self.root)
+            for plain, packed in ((f"{folder}/{LOG_NAME}", f"{folder}/{ZSTD_LOG_NAME}"),)
         ]
-        report = progress is not None and len(new_folders) > 0
-        total, done = len(new_folders), 0
-        new_set = set(new_folders) if report else set()
-        for folder in folders:
+        total = sum(1 for *_, is_known in folders if not is_known)
+        report = progress is not None and total > 0
+        done = 0
+        for plain, packed, is_known in folders:
             # A known log costs one stat; the other name is only tried when it is gone (DSH may
             # compress a finished session) or for a folder seen for the first time.
-            names = [name for name in (LOG_NAME, ZSTD_LOG_NAME) if f"{folder}/{name}" in known]
-            found = self._scan_names(folder, names, known, seen, changes)
-            if not found:
-                others = [name for name in (LOG_NAME, ZSTD_LOG_NAME) if name not in names]
-                self._scan_names(folder, others, known, seen, changes)
-            if report and folder in new_set:
+            if is_known:
+                first = [path for path in (plain, packed) if path in known]
+                if self._scan_paths(first, known, seen, changes):
+                    continue
+                others = [path for path in (plain, packed) if path not in known]
+                self._scan_paths(others, known, seen, changes)
+                continue
+            self._scan_paths([plain, packed], known, seen, changes)
+            if report and progress is not None:
                 done += 1
-                if done % PROGRESS_EVERY == 0 and progress is not None:
+                if done % PROGRESS_EVERY == 0:
                     progress(done, total)
         if report and progress is not None:
             progress(total, total)
@@ -142,19 +146,18 @@ class Catalog:
         self._apply_all(changes)
         return [s for s in self.states.values() if s.torn and not is_compressed(s.path)]
 
-    def _scan_names(
+    def _scan_paths(
         self,
-        folder: str,
-        names: list[str],
+        paths: list[str],
         known: dict[str, LogState],
         seen: set[str],
         changes: list[tuple[LogState | None, LogState]],
     ) -> bool:
         found = False
-        for name in names:
-            relative = f"{folder}/{name}"
+        root = self._root_text
+        for relative in paths:
             previous = known.get(relative)
-            state = scan_log(self.root, relative, previous)
+            state = scan_log(root, relative, previous)
             if state is None:
                 continue
             found = True

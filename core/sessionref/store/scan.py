@@ -139,7 +139,8 @@ def scan_log(root: Path | str, relative: str, previous: LogState | None) -> LogS
     Unchanged files (same size and mtime) cost one stat. A problem reading or parsing the file
     is recorded in `problem` (the session is then skipped by discovery) instead of raised.
     """
-    path = os.path.join(root, relative)  # plain strings: this runs once per log on every refresh
+    # Plain strings (`relative` is a relative POSIX path): this runs once per log on every refresh.
+    path = f"{os.fspath(root)}/{relative}"
     try:
         stat = os.stat(path)
     except FileNotFoundError:
