@@ -248,6 +248,26 @@ def test_a_store_that_cannot_be_opened_is_one_line_with_a_code(
     assert "Traceback" not in err
 
 
+def test_the_opener_closes_a_store_that_finishes_opening_after_the_app_closed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    opened: list[SessionStore] = []
+    opener = launch.WorkspaceOpener(load_settings({}, store_root=tmp_path), CWD)
+
+    def slow_open(root: Path, **options: Any) -> SessionStore:
+        opener.close()  # the app is gone before the (slow) open returns
+        opened.append(open_store(root, **options))
+        return opened[-1]
+
+    monkeypatch.setattr(launch, "open_store", slow_open)
+    with pytest.raises(OpenAbandoned):
+        opener(lambda done, total: None)
+    assert opener.store is None and len(opened) == 1
+    with pytest.raises(StoreError) as caught:
+        opened[0].title("any")
+    assert caught.value.code == "STORE_CLOSED"
+
+
 def test_invalid_settings_are_one_line_with_a_code(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

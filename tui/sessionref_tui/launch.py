@@ -7,6 +7,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +20,7 @@ from sessionref.workspace import Workspace
 
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import seed_demo_store
-from sessionref_tui.store_loading import Progress
+from sessionref_tui.store_loading import OpenAbandoned, Progress
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -64,18 +65,29 @@ class WorkspaceOpener:
         self.settings = settings
         self.cwd = cwd
         self.store: SessionStore | None = None
+        self._lock = threading.Lock()
+        self._closed = False
 
     def __call__(self, progress: Progress) -> Workspace:
-        """Open the store and build the model; store and settings errors propagate with their code."""
+        """Open the store and build the model; store and settings errors propagate with their code.
+
+        Raises `OpenAbandoned` (closing the store) if `close` was called while the store opened.
+        """
         store = open_store(self.settings.store_root, progress=progress, catch_up=False)
-        self.store = store
+        with self._lock:
+            if self._closed:
+                store.close()
+                raise OpenAbandoned("the app closed while the store was opening")
+            self.store = store
         model = build_model(self.settings)
         return Workspace(store, model, cwd=self.cwd, settings=self.settings)
 
     def close(self) -> None:
-        """Close the store if it was opened (idempotent)."""
-        if self.store is not None:
-            self.store.close()
+        """Close the store if it was opened, or as soon as its open finishes (idempotent)."""
+        with self._lock:
+            self._closed = True
+            if self.store is not None:
+                self.store.close()
 
 
 def _coded(error: BaseException) -> bool:
