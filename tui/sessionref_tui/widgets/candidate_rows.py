@@ -120,22 +120,64 @@ def _allocate(naturals: list[int], weights: list[int], total: int) -> list[int]:
     return widths
 
 
-def _highlighted(text: str, query: str, base: Style | None = None) -> Text:
-    """`text` as a Text with every occurrence of `query` styled as a match."""
-    rendered = Text(text, style=base or "", end="", no_wrap=True)
-    for start, end in match_spans(text, query):
-        rendered.stylize(MATCH_STYLE, start, end)
-    return rendered
+Piece = tuple[str, Style | None]
+"""A run of row text and its style (None: the list's own style)."""
 
 
-def _fit(text: Text, width: int) -> Text:
-    """`text` padded with spaces to exactly `width` cells."""
-    text.pad_right(max(0, width - text.cell_len))
-    return text
+def _match_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """`display.match_spans`, searching directly when both are ASCII (lower-casing then keeps every index)."""
+    if not query:
+        return []
+    if not (text.isascii() and query.isascii()):
+        return match_spans(text, query)
+    lowered, needle = text.lower(), query.lower()
+    spans: list[tuple[int, int]] = []
+    position = lowered.find(needle)
+    while position != -1:
+        spans.append((position, position + len(needle)))
+        position = lowered.find(needle, position + len(needle))
+    return spans
 
 
-def layout_row(fields: RowFields, query: str, width: int, columns: RowColumns) -> Text:
-    """One row of the picker from its fields, exactly fitted to `width` cells.
+def _matched(text: str, query: str, base: Style | None) -> list[Piece]:
+    """`text` split into pieces, every occurrence of `query` styled as a match over `base`."""
+    spans = _match_spans(text, query)
+    if not spans:
+        return [(text, base)]
+    match = base + MATCH_STYLE if base is not None else MATCH_STYLE
+    pieces: list[Piece] = []
+    at = 0
+    for start, end in spans:
+        if start > at:
+            pieces.append((text[at:start], base))
+        pieces.append((text[start:end], match))
+        at = end
+    if at < len(text):
+        pieces.append((text[at:], base))
+    return pieces
+
+
+@dataclass(frozen=True, slots=True)
+class FieldWidths:
+    """The cells each shortened field gets in a row of a given width (the same for every row of a list)."""
+
+    label: int
+    session_id: int
+    cwd: int
+    has_id_column: bool
+
+    @classmethod
+    def of(cls, columns: RowColumns, width: int) -> FieldWidths:
+        """Share `width` between the fields of rows laid out from `columns`."""
+        has_id_column = columns.session_id > 0
+        # label, 2 spaces, [id, 2 spaces], mark (2 cells), cwd, at least 1 space, age
+        room = width - 2 - columns.age - 2 - (2 if has_id_column else 0) - 1
+        label, session_id, cwd = _allocate([columns.label, columns.session_id, columns.cwd], [6, 1, 3], room)
+        return cls(label, session_id, cwd, has_id_column)
+
+
+def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -> tuple[list[Piece], int]:
+    """The styled pieces of one row and their total cells (`width`, or more only when `width` is tiny).
 
     Label first (the title), then the id only when the list has an id column,
     then the cwd (marked when it is the same workspace), and the relative age
@@ -143,23 +185,36 @@ def layout_row(fields: RowFields, query: str, width: int, columns: RowColumns) -
     distinguishable: titles like "Plan … draft 2" and "Plan … draft 3" keep the
     part that differs, and paths keep their folder name.
     """
-    has_id_column = columns.session_id > 0
-    mark = f"{SAME_WORKSPACE_MARK} " if fields.same_workspace else "  "
-    room = width - len(mark) - columns.age - 2 - (2 if has_id_column else 0) - 1
-    label_width, id_width, cwd_width = _allocate(
-        [columns.label, columns.session_id, columns.cwd], [6, 1, 3], room
-    )
+    label = truncate_middle(fields.label, widths.label)
+    pieces = _matched(label, query, None)
+    pieces.append((" " * max(0, widths.label - cell_len(label)) + "  ", None))
+    used = max(widths.label, cell_len(label)) + 2
+    if widths.has_id_column:
+        shown_id = truncate_middle(fields.session_id, widths.session_id)
+        pieces += _matched(shown_id, query, _DIM)
+        pieces.append((" " * max(0, widths.session_id - cell_len(shown_id)), _DIM))
+        pieces.append(("  ", None))
+        used += max(widths.session_id, cell_len(shown_id)) + 2
+    if fields.same_workspace:
+        pieces.append((f"{SAME_WORKSPACE_MARK} ", _BOLD))
+    else:
+        pieces.append(("  ", None))
+    cwd = truncate_middle(fields.cwd, widths.cwd)
+    pieces += _matched(cwd, query, _DIM)
+    used += 2 + cell_len(cwd)
+    age_cells = cell_len(fields.age)
+    gap = max(1, width - used - age_cells)
+    pieces.append((" " * gap, None))
+    pieces.append((fields.age, _DIM))
+    return pieces, used + gap + age_cells
+
+
+def layout_row(fields: RowFields, query: str, width: int, columns: RowColumns) -> Text:
+    """One row of the picker as Rich text, exactly fitted to `width` cells (see `row_pieces`)."""
+    pieces, _cells = row_pieces(fields, query, width, FieldWidths.of(columns, width))
     row = Text(end="", no_wrap=True)
-    row.append_text(_fit(_highlighted(truncate_middle(fields.label, label_width), query), label_width))
-    row.append("  ")
-    if has_id_column:
-        shown_id = _highlighted(truncate_middle(fields.session_id, id_width), query, _DIM)
-        row.append_text(_fit(shown_id, id_width))
-        row.append("  ")
-    row.append(mark, style=_BOLD if fields.same_workspace else "")
-    row.append_text(_highlighted(truncate_middle(fields.cwd, cwd_width), query, _DIM))
-    row.append(" " * max(1, width - row.cell_len - cell_len(fields.age)))
-    row.append(fields.age, style=_DIM)
+    for text, style in pieces:
+        row.append(text, style)
     row.truncate(max(0, width))
     return row
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events, on
@@ -28,7 +29,7 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from sessionref_tui.display import inert
-from sessionref_tui.widgets.candidate_rows import RowColumns, RowFields, columns_for, layout_row
+from sessionref_tui.widgets.candidate_rows import FieldWidths, RowColumns, RowFields, columns_for, row_pieces
 from sessionref_tui.widgets.reference_preview import ReferencePreview
 
 MAX_VISIBLE_ROWS: Final = 8
@@ -76,6 +77,7 @@ class CandidateList(ScrollView, can_focus=False):
         self._highlighted: int | None = None
         self._strips: dict[int, Strip] = {}
         self._strips_width = -1
+        self._field_widths = FieldWidths.of(self._columns, 0)
 
     @property
     def row_count(self) -> int:
@@ -106,6 +108,7 @@ class CandidateList(ScrollView, can_focus=False):
         self._query = query
         self._columns = columns_for(self._rows)
         self._strips.clear()
+        self._strips_width = -1
         self._highlighted = 0 if self._rows else None
         # A layout pass is needed only when the number of rows changes.
         self.virtual_size = Size(0, len(self._rows))
@@ -132,10 +135,11 @@ class CandidateList(ScrollView, can_focus=False):
         if width != self._strips_width:
             self._strips.clear()
             self._strips_width = width
+            self._field_widths = FieldWidths.of(self._columns, width)
         strip = self._strips.get(index)
         if strip is None:
-            text = layout_row(self._rows[index], self._query, width, self._columns)
-            strip = Strip(list(text.render(self.app.console)), text.cell_len)
+            pieces, cells = row_pieces(self._rows[index], self._query, width, self._field_widths)
+            strip = Strip([Segment(text, style) for text, style in pieces if text], cells)
             strip = strip.adjust_cell_length(width)
             self._strips[index] = strip
         return strip
