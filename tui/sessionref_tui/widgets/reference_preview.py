@@ -119,7 +119,7 @@ class ReferencePreview(Static):
         self.session_id = None
         self.remove_class("-stale")
         self.display = False
-        self.update("")
+        self._set_content("")
 
     def show_for(self, candidate: Any) -> None:
         """Show the preview of `candidate`, from cache or by starting a fresh read."""
@@ -138,9 +138,13 @@ class ReferencePreview(Static):
             self.add_class("-stale")
         else:
             self.display = True
-            self.update(Text(f"reading {inert(candidate.label)}…", style="dim italic"))
+            self._set_content(Text(f"reading {inert(candidate.label)}…", style="dim italic"))
         self._signal = AbortSignal()
         self._read(session_id, self._signal)
+
+    def _set_content(self, content: Text | PreviewView | str) -> None:
+        # The pane has a fixed height (composer.tcss): new content never needs a layout pass.
+        self.update(content, layout=False)
 
     def _cancel(self) -> None:
         if self._signal is not None:
@@ -152,7 +156,7 @@ class ReferencePreview(Static):
         self.remove_class("-stale")
         self.display = True
         label = self._labels.get(preview.session_id, preview.label)
-        self.update(PreviewView(preview, label))
+        self._set_content(PreviewView(preview, label))
 
     @work(exclusive=True, group=PREVIEW_GROUP, exit_on_error=False)
     async def _read(self, session_id: str, signal: AbortSignal) -> None:
@@ -171,7 +175,7 @@ class ReferencePreview(Static):
                 self._signal = None
                 self.remove_class("-stale")
                 message = getattr(error, "message", None) or str(error) or type(error).__name__
-                self.update(Text(f"preview unavailable: {inert(message)}", style="dim italic"))
+                self._set_content(Text(f"preview unavailable: {inert(message)}", style="dim italic"))
             return
         if signal is not self._signal or signal.aborted:
             return  # the highlight moved on while this was being read
