@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from composer_harness import (
     NOW_MS,
@@ -15,8 +17,21 @@ from composer_harness import (
     settle,
     type_text,
 )
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
 from sessionref.uri import parse_session_reference_text
-from sessionref_tui.widgets.candidate_rows import MATCH_STYLE, render_candidate_row
+from sessionref_tui.display import match_spans
+from sessionref_tui.widgets.candidate_rows import (
+    MATCH_STYLE,
+    FieldWidths,
+    RowFields,
+    columns_for,
+    layout_row,
+    query_spans,
+    render_candidate_row,
+    row_pieces,
+)
 from sessionref_tui.widgets.reference_preview import PREVIEW_DEBOUNCE, render_preview
 
 
@@ -142,6 +157,32 @@ class TestCandidateRow:
         assert render_candidate_row(SESSIONS[0], "re", width, NOW_MS).cell_len <= width
 
 
+def cells_of(segments: list[Segment]) -> list[tuple[str, Style]]:
+    """Each character with the style it is drawn in (no style and the empty style are the same)."""
+    return [(char, segment.style or Style()) for segment in segments for char in segment.text]
+
+
+class TestRowPieces:
+    def test_ascii_fast_search_finds_whatquery_spans_finds(self) -> None:
+        rng = random.Random(11)
+        for _ in range(2000):
+            text = "".join(rng.choice("aAbB-/ .") for _ in range(rng.randint(0, 30)))
+            query = "".join(rng.choice("aAbB-") for _ in range(rng.randint(0, 3)))
+            assert query_spans(text, query) == match_spans(text, query)
+
+    @pytest.mark.parametrize("width", [12, 40, 60, 97])
+    def test_pieces_draw_the_same_cells_as_the_text_row(self, width: int) -> None:
+        console = Console(width=200)
+        rows = [RowFields.of(candidate, NOW_MS) for candidate in SESSIONS]
+        columns = columns_for(rows)
+        for fields in rows:
+            pieces, cells = row_pieces(fields, "re", width, FieldWidths.of(columns, width))
+            assert cells == width
+            from_pieces = [Segment(text, style) for text, style in pieces]
+            from_text = list(layout_row(fields, "re", width, columns).render(console))
+            assert cells_of(from_pieces) == cells_of(from_text)
+
+
 class TestPreviewText:
     def test_numbers_and_lines(self) -> None:
         text = render_preview(FakePreview("s", "ignored", compacted=True, truncated=True), "Label", 80).plain
@@ -197,6 +238,24 @@ class TestScrolling:
             assert rendered(popup.query_one("#mention-status"))[0].startswith("17/17")
             assert options.scroll_y > 0
             assert any("Session number 16" in line for line in rendered(options))
+
+
+class TestPopupHeight:
+    async def test_a_preview_landing_does_not_resize_the_popup(self) -> None:
+        source = FakeSource(SESSIONS)
+        source.hold_previews = True
+        app = ComposerHarness(source)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await type_text(pilot, "@")
+            call = await source.wait_for_call("s-research", previews=True)
+            await pilot.pause()
+            popup = app.composer.popup
+            reading = popup.region
+            assert "reading Research notes" in rendered(popup.preview)[0]
+            call.release.set()
+            await settle(pilot)
+            assert "Research notes · 100 messages" in rendered(popup.preview)[0]
+            assert popup.region == reading
 
 
 class TestPreviewFailure:

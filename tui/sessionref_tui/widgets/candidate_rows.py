@@ -124,7 +124,7 @@ Piece = tuple[str, Style | None]
 """A run of row text and its style (None: the list's own style)."""
 
 
-def _match_spans(text: str, query: str) -> list[tuple[int, int]]:
+def query_spans(text: str, query: str) -> list[tuple[int, int]]:
     """`display.match_spans`, searching directly when both are ASCII (lower-casing then keeps every index)."""
     if not query:
         return []
@@ -141,7 +141,7 @@ def _match_spans(text: str, query: str) -> list[tuple[int, int]]:
 
 def _matched(text: str, query: str, base: Style | None) -> list[Piece]:
     """`text` split into pieces, every occurrence of `query` styled as a match over `base`."""
-    spans = _match_spans(text, query)
+    spans = query_spans(text, query)
     if not spans:
         return [(text, base)]
     match = base + MATCH_STYLE if base is not None else MATCH_STYLE
