@@ -6,7 +6,11 @@
   redrawn with the new results (headless, but each frame is still turned into terminal output),
   minus `SEARCH_DEBOUNCE`: what the user waits *beyond* the debounce. Beside it: the same frame
   measured from the moment the debounce ended, the candidate lookup alone (the reference service
-  call inside the worker), and keystroke → the typed character drawn in the input.
+  call inside the worker), keystroke → the typed character drawn in the input, and the full
+  (generation 2) garbage collections that ran while typing (each one stalls the event loop).
+  Keys come at most every `--key-interval-ms` (120: a fast typist); back to back, the echo would
+  mostly measure Textual's 60 fps frame cap. `--freeze-gc` calls `gc.freeze()` once the app is up,
+  to show what freezing the start-up heap would do (the app itself does not, yet).
 * **first paint, in process**: `SessionrefApp` constructed and run headless until its first
   frame is drawn (store already indexed, imports warm).
 * **cold process** (as `sessionref chat` starts): a fresh `python` imports the app, which paints
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import random
 import shutil
 import subprocess
@@ -45,6 +50,7 @@ from sessionref_tui.widgets.mention_popup import MentionPopup
 from textual import events
 from textual._compositor import CompositorUpdate
 from textual.keys import _character_to_key
+from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -104,6 +110,8 @@ class KeystrokeTimes:
     painted: list[float] = field(default_factory=list)
     after_debounce: list[float] = field(default_factory=list)
     lookups: list[float] = field(default_factory=list)
+    full_gc_pauses: list[float] = field(default_factory=list)
+    """Every full (generation 2) garbage collection while typing."""
 
 
 class FrameWatch:
@@ -171,13 +179,47 @@ class PaintProbe:
             self.drawn.set()
 
 
-async def measure_keystrokes(app: SessionrefApp, rounds: int) -> KeystrokeTimes:
-    """Type every query `rounds` times, one character at a time, with the real debounce."""
+class FullCollections:
+    """Times every full (generation 2) garbage collection while in use (`with`)."""
+
+    def __init__(self, pauses: list[float]) -> None:
+        self.pauses = pauses
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses.append((time.perf_counter() - self._started) * 1000)
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+
+async def measure_keystrokes(
+    app: SessionrefApp, rounds: int, *, key_interval: float = 0.0, freeze_gc: bool = False
+) -> KeystrokeTimes:
+    """Type every query `rounds` times, one character at a time, with the real debounce.
+
+    A key is sent once the previous key's results are on screen and at least
+    `key_interval` seconds after the previous key (a typing cadence). With
+    `freeze_gc`, `gc.freeze()` runs once the app is up, so full collections
+    skip everything start-up left on the heap.
+    """
     times = KeystrokeTimes()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
+        if freeze_gc:
+            gc.collect()
+            gc.freeze()
         composer = app.query_one(Composer)
         popup = app.query_one(MentionPopup)
         rows = popup.candidate_list
@@ -223,24 +265,41 @@ async def measure_keystrokes(app: SessionrefApp, rounds: int) -> KeystrokeTimes:
 
         popup.show_results = show_results  # type: ignore[method-assign]
 
-        for _ in range(rounds):
-            for query in QUERIES:
-                for char in "@" + query:
-                    results.drawn.clear()
-                    echo.expect({composer.input})
-                    start = time.perf_counter()
-                    # The key goes through the app's normal dispatch, without Pilot's wait-for-idle.
-                    app.post_message(events.Key(_character_to_key(char), char))
-                    await asyncio.wait_for(results.drawn.wait(), timeout=30)
-                    await asyncio.wait_for(echo.drawn.wait(), timeout=30)
-                    times.echoed.append((echo.drawn_at - start) * 1000)
-                    total = (results.drawn_at - start) * 1000
-                    times.painted.append(total - SEARCH_DEBOUNCE * 1000)
-                    times.after_debounce.append((results.drawn_at - debounce_ends[-1]) * 1000)
-                await pilot.press("escape", "ctrl+a", "ctrl+k")
-                await app.workers.wait_for_complete()
-                await pilot.pause()
+        with FullCollections(times.full_gc_pauses):
+            await type_queries(pilot, rounds, key_interval, times, debounce_ends, results, echo)
     return times
+
+
+async def type_queries(
+    pilot: Pilot[Any],
+    rounds: int,
+    key_interval: float,
+    times: KeystrokeTimes,
+    debounce_ends: list[float],
+    results: PaintProbe,
+    echo: PaintProbe,
+) -> None:
+    """The typing itself (see `measure_keystrokes`)."""
+    app = pilot.app
+    composer = app.query_one(Composer)
+    for _ in range(rounds):
+        for query in QUERIES:
+            for char in "@" + query:
+                results.drawn.clear()
+                echo.expect({composer.input})
+                start = time.perf_counter()
+                # The key goes through the app's normal dispatch, without Pilot's wait-for-idle.
+                app.post_message(events.Key(_character_to_key(char), char))
+                await asyncio.wait_for(results.drawn.wait(), timeout=30)
+                await asyncio.wait_for(echo.drawn.wait(), timeout=30)
+                times.echoed.append((echo.drawn_at - start) * 1000)
+                total = (results.drawn_at - start) * 1000
+                times.painted.append(total - SEARCH_DEBOUNCE * 1000)
+                times.after_debounce.append((results.drawn_at - debounce_ends[-1]) * 1000)
+                await asyncio.sleep(max(0.0, start + key_interval - time.perf_counter()))
+            await pilot.press("escape", "ctrl+a", "ctrl+k")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
 
 
 async def first_paint_in_process(root: Path) -> tuple[float, float]:
@@ -286,19 +345,26 @@ def print_keystroke_rows(keys: KeystrokeTimes) -> None:
             f"| {label} (ms) | {percentile(samples, 0.5):.1f} | {percentile(samples, 0.99):.1f} | "
             f"{max(samples):.1f} | {target} |"
         )
+    pauses = keys.full_gc_pauses
+    longest = f"{max(pauses):.1f}" if pauses else "–"
+    print(f"| full (gen 2) GC pauses while typing: {len(pauses)}, longest (ms) | | | {longest} | |")
 
 
-def print_keystroke_note(keys: KeystrokeTimes) -> None:
+def print_keystroke_note(keys: KeystrokeTimes, args: argparse.Namespace) -> None:
     """What the keystroke rows were measured on."""
-    print(f"\n{len(keys.painted)} keystrokes over queries {QUERIES} at {SIZE[0]}×{SIZE[1]}, Pilot, headless.")
+    print(
+        f"\n{len(keys.painted)} keystrokes over queries {QUERIES} at {SIZE[0]}×{SIZE[1]}, Pilot, headless; "
+        f"a key at most every {args.key_interval_ms:.0f} ms and only after the previous results were drawn"
+        + ("; gc.freeze() after start-up." if args.freeze_gc else ".")
+    )
 
 
-def print_keystrokes(keys: KeystrokeTimes) -> None:
+def print_keystrokes(keys: KeystrokeTimes, args: argparse.Namespace) -> None:
     """The table with the keystroke rows only."""
     print("| measure | p50 | p99 | max | target |")
     print("|---|---|---|---|---|")
     print_keystroke_rows(keys)
-    print_keystroke_note(keys)
+    print_keystroke_note(keys, args)
 
 
 def main() -> None:
@@ -308,6 +374,12 @@ def main() -> None:
     parser.add_argument("--root", type=Path, help="reuse (or build and keep) the store at this path")
     parser.add_argument("--rounds", type=int, default=3, help="times each query is typed")
     parser.add_argument("--keystrokes-only", action="store_true", help="skip the start-up measures")
+    parser.add_argument(
+        "--key-interval-ms", type=float, default=120, help="typing cadence: least time between two keys"
+    )
+    parser.add_argument(
+        "--freeze-gc", action="store_true", help="gc.freeze() once the app is up (not what the app does)"
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="sessionref-bench-tui-"))
     try:
@@ -322,9 +394,16 @@ def main() -> None:
 
         store = open_store(root)
         workspace = Workspace(store, DemoModel(pace=0), cwd=CWD)
-        keys = asyncio.run(measure_keystrokes(SessionrefApp(workspace, owns_workspace=True), args.rounds))
+        keys = asyncio.run(
+            measure_keystrokes(
+                SessionrefApp(workspace, owns_workspace=True),
+                args.rounds,
+                key_interval=args.key_interval_ms / 1000,
+                freeze_gc=args.freeze_gc,
+            )
+        )
         if args.keystrokes_only:
-            print_keystrokes(keys)
+            print_keystrokes(keys, args)
             return
         in_process = asyncio.run(first_paint_in_process(root))
         cold = [first_paint_cold(root) for _ in range(3)]
@@ -350,7 +429,7 @@ def main() -> None:
         )
     for label, column in (("first frame painted", 0), ("sessions on screen (indexing done)", 1)):
         print(f"| cold process, no index yet: {label} (ms) | {unindexed[column]:.0f} | | | |")
-    print_keystroke_note(keys)
+    print_keystroke_note(keys, args)
 
 
 if __name__ == "__main__":
