@@ -32,6 +32,7 @@ from sessionref_tui.widgets.candidate_rows import (
     render_candidate_row,
     row_pieces,
 )
+from sessionref_tui.widgets.composer import SEARCH_DEBOUNCE
 from sessionref_tui.widgets.reference_preview import PREVIEW_DEBOUNCE, render_preview
 
 
@@ -62,6 +63,24 @@ class TestPreview:
             text = "\n".join(rendered(app.composer.popup.preview))
             assert "Deploy checklist" in text
             assert "Research notes" not in text
+
+    async def test_a_new_lookup_drops_the_pending_preview_read(self) -> None:
+        source = FakeSource(SESSIONS)
+        source.hold_previews = True
+        sleep = ManualSleep()
+        app = ComposerHarness(source, sleep=sleep)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await type_text(pilot, "@")
+            first = await source.wait_for_call("s-research", previews=True)
+            sleep.hold(SEARCH_DEBOUNCE)
+            await pilot.press("r")
+            await sleep.wait_until_waiting(SEARCH_DEBOUNCE)
+            assert first.signal.aborted and first.cancelled  # while the lookup still waits
+            sleep.release(SEARCH_DEBOUNCE)
+            second = await source.wait_for_call("r")
+            assert second.finished
+            await pilot.pause()
+            assert [call.argument for call in source.preview_calls] == ["s-research", "s-research"]
 
     async def test_preview_debounce_skips_rows_passed_quickly(self) -> None:
         sleep = ManualSleep()

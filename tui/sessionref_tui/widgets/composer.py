@@ -321,6 +321,7 @@ class Composer(Vertical):
     def _start_search(self, query: str) -> None:
         self._generation += 1
         self._abort_search()
+        self.popup.preview.pause()
         signal = AbortSignal()
         self._search_signal = signal
         self._search(query, self._generation, signal)

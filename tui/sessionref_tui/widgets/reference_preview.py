@@ -121,6 +121,15 @@ class ReferencePreview(Static):
         self.display = False
         self._set_content("")
 
+    def pause(self) -> None:
+        """Drop a pending read; what the pane shows stays until the next `show_for`.
+
+        The composer calls this when a keystroke starts a new lookup: a preview
+        landing while the lookup waits would take the frame the new rows need
+        (Textual draws at most 60 frames a second), and the first row may change.
+        """
+        self._cancel()
+
     def show_for(self, candidate: Any) -> None:
         """Show the preview of `candidate`, from cache or by starting a fresh read."""
         session_id = candidate.session_id
