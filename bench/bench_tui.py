@@ -9,8 +9,8 @@
   call inside the worker), keystroke → the typed character drawn in the input, and the full
   (generation 2) garbage collections that ran while typing (each one stalls the event loop).
   Keys come at most every `--key-interval-ms` (120: a fast typist); back to back, the echo would
-  mostly measure Textual's 60 fps frame cap. `--freeze-gc` calls `gc.freeze()` once the app is up,
-  to show what freezing the start-up heap would do (the app itself does not, yet).
+  mostly measure Textual's 60 fps frame cap. The app freezes its start-up heap (`gc.freeze()`) once the
+  first session is shown, so full collections stay short; the GC row shows any that still ran.
 * **first paint, in process**: `SessionrefApp` constructed and run headless until its first
   frame is drawn (store already indexed, imports warm).
 * **cold process** (as `sessionref chat` starts): a fresh `python` imports the app, which paints
@@ -203,23 +203,18 @@ class FullCollections:
 
 
 async def measure_keystrokes(
-    app: SessionrefApp, rounds: int, *, key_interval: float = 0.0, freeze_gc: bool = False
+    app: SessionrefApp, rounds: int, *, key_interval: float = 0.0
 ) -> KeystrokeTimes:
     """Type every query `rounds` times, one character at a time, with the real debounce.
 
     A key is sent once the previous key's results are on screen and at least
-    `key_interval` seconds after the previous key (a typing cadence). With
-    `freeze_gc`, `gc.freeze()` runs once the app is up, so full collections
-    skip everything start-up left on the heap.
+    `key_interval` seconds after the previous key (a typing cadence).
     """
     times = KeystrokeTimes()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if freeze_gc:
-            gc.collect()
-            gc.freeze()
         composer = app.query_one(Composer)
         popup = app.query_one(MentionPopup)
         rows = popup.candidate_list
@@ -355,7 +350,7 @@ def print_keystroke_note(keys: KeystrokeTimes, args: argparse.Namespace) -> None
     print(
         f"\n{len(keys.painted)} keystrokes over queries {QUERIES} at {SIZE[0]}×{SIZE[1]}, Pilot, headless; "
         f"a key at most every {args.key_interval_ms:.0f} ms and only after the previous results were drawn"
-        + ("; gc.freeze() after start-up." if args.freeze_gc else ".")
+        + "."
     )
 
 
@@ -377,9 +372,6 @@ def main() -> None:
     parser.add_argument(
         "--key-interval-ms", type=float, default=120, help="typing cadence: least time between two keys"
     )
-    parser.add_argument(
-        "--freeze-gc", action="store_true", help="gc.freeze() once the app is up (not what the app does)"
-    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="sessionref-bench-tui-"))
     try:
@@ -399,7 +391,6 @@ def main() -> None:
                 SessionrefApp(workspace, owns_workspace=True),
                 args.rounds,
                 key_interval=args.key_interval_ms / 1000,
-                freeze_gc=args.freeze_gc,
             )
         )
         if args.keystrokes_only:
