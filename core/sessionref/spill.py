@@ -226,26 +226,13 @@ class MemorySpillStore:
         return SpillRef(locator, size, f"Read {locator} by lines.")
 
 
-_SAFE_SEGMENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-
-
 def encode_path_segment(session_id: str) -> str:
-    """A reversible, portable directory name for a session id.
+    """A reversible, portable directory name for a session id: the store's `~XXXX` segment
+    escaping, with `~` for the empty id (which a store folder can never have, but an owner can)."""
+    # Imported here: the store package opens SQLite, which a host that only prepares need not load.
+    from sessionref.store.layout import encode_session_segment
 
-    Each UTF-16 code unit outside `[A-Za-z0-9._-]` (and `~`) becomes `~XXXX`;
-    `.` and `..` are escaped; the empty id becomes `~`.
-    """
-    if session_id == "":
-        return "~"
-    if session_id in (".", ".."):
-        return "~002E" * len(session_id)
-    units = session_id.encode("utf-16-le", "surrogatepass")
-    parts = []
-    for index in range(0, len(units), 2):
-        unit = int.from_bytes(units[index : index + 2], "little")
-        char = chr(unit)
-        parts.append(char if char in _SAFE_SEGMENT else f"~{unit:04X}")
-    return "".join(parts)
+    return "~" if session_id == "" else encode_session_segment(session_id)
 
 
 _SAFE_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
