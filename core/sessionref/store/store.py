@@ -389,8 +389,8 @@ class SessionStore:
 
     async def read_surface(self, session_id: str) -> SurfaceSnapshot:
         """The folded surface of a session; StoreError with a stable code when it cannot be read."""
-        header, events = await asyncio.to_thread(self._read, session_id)
-        return fold_surface(header, events)
+        # Reading and folding are both proportional to the log: neither runs on the event loop.
+        return await asyncio.to_thread(lambda: fold_surface(*self._read(session_id)))
 
     async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
         """Titles by id from the index (unknown ids map to None); never reads a log."""
