@@ -176,3 +176,10 @@ async def test_escape_stops_a_running_reply_and_the_footer_follows(tmp_path: Pat
         notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
         assert any("Turn cancelled" in note for note in notes)
         assert not pilot.app.check_action("stop_turn", ())
+
+
+async def test_a_budget_that_cannot_fit_keeps_the_draft(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("[references]\nmaxReferenceBytes = 16\n", encoding="utf-8")
+    harness = build_harness(tmp_path, show_inspector=True)
+    async with harness.app.run_test(size=SIZE) as pilot:
+        await assert_draft_kept(pilot, f"{mention('retry')} summarise", "SESSION_REFERENCE_BUDGET_EXCEEDED")
