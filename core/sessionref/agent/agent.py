@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal
 
 from sessionref.agent import events
@@ -330,16 +330,17 @@ class Agent:
             self._discard(entered, "error")
             return events.failed(getattr(exc, "code", AGENT_STORE_FAILED), _describe(exc))
         self._entered.emit([copy.deepcopy(message) for message in entered])
-        return await self._answer(turn, step)
+        # A later step of a running turn was started by a steer: say so to the model.
+        return await self._answer(turn, step, steered_ids=entered_ids if step > 1 else frozenset())
 
-    async def _answer(self, turn: int, step: int) -> TurnEnd | None:
+    async def _answer(self, turn: int, step: int, *, steered_ids: Collection[str] = ()) -> TurnEnd | None:
         """Stream the model's reply into the log and close the step; returns an error end or None."""
         batcher = ChunkBatcher(self._log, turn=turn, step=step)
         parts: list[str] = []
         end: TurnEnd | None = None
         try:
             surface = await self._store.read_surface(self.id)
-            stream = self.model.stream(conversation_from_surface(surface["events"]))
+            stream = self.model.stream(conversation_from_surface(surface["events"], steered_ids=steered_ids))
             try:
                 async for delta in stream:
                     if isinstance(delta, str) and delta:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sessionref.agent.errors import AGENT_INVALID_MESSAGE, AgentError
@@ -61,14 +61,18 @@ def message_text(message: Mapping[str, Any]) -> str:
     return content if isinstance(content, str) else content_text(content)
 
 
-def conversation_from_surface(events: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+def conversation_from_surface(
+    events: Sequence[Mapping[str, Any]], *, steered_ids: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """The chat messages a model is called with, from a session's folded surface events.
 
     Every user message (direct prompts, snapshots, checkpoints) becomes a ``user`` turn and every
     assistant message an ``assistant`` turn, in surface order; tool results and empty texts are
-    left out because the models we drive are text-only.
+    left out because the models we drive are text-only. User messages whose id is in
+    `steered_ids` (claimed by a later step of a running turn) carry ``"steer": True``, which
+    models may use and the wire format drops.
     """
-    conversation: list[dict[str, str]] = []
+    conversation: list[dict[str, Any]] = []
     for event in events:
         kind = event.get("type")
         data = event.get("data")
@@ -84,5 +88,8 @@ def conversation_from_surface(events: Sequence[Mapping[str, Any]]) -> list[dict[
         else:
             continue
         if text:
-            conversation.append({"role": role, "content": text})
+            entry: dict[str, Any] = {"role": role, "content": text}
+            if role == "user" and data.get("id") in steered_ids:
+                entry["steer"] = True
+            conversation.append(entry)
     return conversation

@@ -56,7 +56,7 @@ async def test_steer_while_running_continues_the_same_turn(store: Any, model: Sc
     assert model.calls[1] == [
         {"role": "user", "content": "first"},
         {"role": "assistant", "content": "ab"},
-        {"role": "user", "content": "second"},
+        {"role": "user", "content": "second", "steer": True},  # claimed by step 2 of the running turn
     ]
 
 
