@@ -175,7 +175,7 @@ def _long_incident_talk() -> list[tuple[str, str]]:
         exchanges.append(
             (
                 f"Timeline entry {hour + 1}: what happened at {stamp}?",
-                (paragraph.format(t=stamp) * 8)
+                (paragraph.format(t=stamp) * 12)
                 + f"\n\nAction item {hour + 1}: add jitter to the TTL of key family #{hour % 7}.",
             )
         )
