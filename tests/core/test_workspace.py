@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +47,6 @@ class GatedModel:
 
     async def summarize(self, messages: list[dict[str, Any]]) -> str:
         return "summary"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SessionStore]:
-    opened = open_store(tmp_path / "store")
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 @pytest.fixture
