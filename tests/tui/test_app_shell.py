@@ -223,3 +223,22 @@ async def test_a_session_deleted_meanwhile_is_not_opened_and_says_why(tmp_path: 
         assert pilot.app.current_session_id == harness.current_id
         messages = [notification.message for notification in pilot.app._notifications]
         assert any("Could not open the session" in message for message in messages)
+
+
+async def test_a_new_sessions_first_message_names_it_in_the_sidebar(tmp_path: Path) -> None:
+    """The fallback title comes from the index (no title event is written); the sidebar must follow."""
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("ctrl+n")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        new_id = pilot.app.current_session_id
+        sidebar = pilot.app.query_one(Sidebar)
+        assert [e.title for e in sidebar.entries if e.session_id == new_id] == [None]
+        await pilot.press(*"Plan the roadmap review", "enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert harness.store.title(new_id) == "Plan the roadmap review"
+        assert [e.title for e in sidebar.entries if e.session_id == new_id] == ["Plan the roadmap review"]

@@ -121,6 +121,7 @@ class SessionrefApp(OpeningApp):
         self._cursor_blink = cursor_blink
         self._agent: Any = None
         self._last_seq: int = -1
+        self._titles_shown: dict[str, str | None] = {}
         self._submit_signal: AbortSignal | None = None
         self._activity = ""
         self._unsubscribe_store: Callable[[], None] | None = None
@@ -238,8 +239,9 @@ class SessionrefApp(OpeningApp):
 
     @on(LogAppended)
     def _log_appended(self, message: LogAppended) -> None:
+        title_changed = self._title_changed(message.session_id, message.events)
         if message.session_id != self.current_session_id:
-            if any(event.get("type") == "session/title" for event in message.events):
+            if title_changed:
                 self.refresh_sidebar()
             return
         fresh = [event for event in message.events if event.get("seq", -1) > self._last_seq]
@@ -248,9 +250,20 @@ class SessionrefApp(OpeningApp):
         self._last_seq = max(event.get("seq", -1) for event in fresh)
         self.query_one(Transcript).apply(fresh)
         self.query_one(Inspector).add_events(fresh)
-        if any(event.get("type") == "session/title" for event in fresh):
+        if title_changed:
             self._refresh_status()
             self.refresh_sidebar()
+
+    def _title_changed(self, session_id: str, events: list[dict[str, Any]]) -> bool:
+        """Whether `events` changed the session's title: a rename, or the fallback title the index
+        derives from a session's first direct message (which writes no title event)."""
+        if not any(event.get("type") in ("session/title", "user/message") for event in events):
+            return False
+        title = self.workspace.store.title(session_id)
+        if self._titles_shown.get(session_id, "") == title:
+            return False
+        self._titles_shown[session_id] = title
+        return True
 
     @on(AgentStatusChanged)
     def _agent_status_changed(self, message: AgentStatusChanged) -> None:
