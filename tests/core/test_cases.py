@@ -7,6 +7,7 @@ by the service's own tests.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from sessionref.uri import (
     parse_session_reference_text,
 )
 
-CASES_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "cases.json"
+CASES_FILE = Path(
+    os.environ.get("SESSIONREF_CASES", Path(__file__).resolve().parents[1] / "conformance" / "cases.json")
+)
 
 
 def run_parse(text: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ the rc.8 pre-step, and the later (0.1.5-rc.2) one-reference prepare and automati
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ from sessionref.snapshot_message import automatic_reference_budget, reference_re
 from sessionref.spill import MemorySpillStore, SpillOwner, SpillRef, SpillSource
 from sessionref.uri import SessionReference
 
-CASES_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "cases.json"
+CASES_FILE = Path(
+    os.environ.get("SESSIONREF_CASES", Path(__file__).resolve().parents[1] / "conformance" / "cases.json")
+)
 SERVICE_FNS = ("prepare", "listCandidates", "preStep", "laterPrepareOne", "laterAutomaticBudget")
 
 

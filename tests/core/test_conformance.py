@@ -1,7 +1,7 @@
 """Byte-exact differential test against vectors produced by the upstream implementation.
 
-Every line of every `*.jsonl` under `$SESSIONREF_VECTORS` (default: the shared
-conformance vectors next to the repository) is run through the public API and
+Every line of every `*.jsonl` under `$SESSIONREF_VECTORS` (default: the vectors the
+repository carries in `tests/conformance/vectors`) is run through the public API and
 compared with its `out`. Errors compare `name`, `code`, `message` and only the
 `name` of a `cause`. One test per file; mismatches are collected and the first
 few reported readably.
@@ -31,7 +31,7 @@ from sessionref.uri import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_VECTOR_DIR = REPO_ROOT.parent / "shared" / "conformance" / "vectors"
+DEFAULT_VECTOR_DIR = REPO_ROOT / "tests" / "conformance" / "vectors"
 VECTOR_DIR = Path(os.environ.get("SESSIONREF_VECTORS", DEFAULT_VECTOR_DIR))
 VECTOR_FILES = sorted(VECTOR_DIR.rglob("*.jsonl")) if VECTOR_DIR.is_dir() else []
 SHOWN_MISMATCHES = 5

@@ -8,7 +8,7 @@ from pathlib import Path
 import zstandard
 from sessionref.store import encode_session_segment, project_key
 
-DSH_LOGS = Path("/work/shared/dsh-logs")
+DSH_LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "dsh-logs"
 
 
 def write_zstd_frames(path: Path, data: bytes, frames: int = 3) -> None:
