@@ -29,7 +29,9 @@ class Candidate:
     """One session offered for an `@` mention.
 
     `label` is the session's current title, or its id when it has none;
-    `same_workspace` is true when its cwd equals the requesting agent's cwd.
+    `same_workspace` is true when its cwd equals the requesting agent's cwd;
+    `updated_at` is its last activity (epoch ms; `created_at` when unknown).
+    The wire shape (`to_json`) is the contract's and does not carry `updated_at`.
     """
 
     session_id: str
@@ -37,6 +39,12 @@ class Candidate:
     cwd: str | None
     created_at: int
     same_workspace: bool
+    updated_at: int | None = None
+
+    @property
+    def last_activity(self) -> int:
+        """When the session was last active: `updated_at`, else `created_at`."""
+        return self.created_at if self.updated_at is None else self.updated_at
 
     @property
     def mention(self) -> str:
@@ -91,7 +99,7 @@ def matches_needle(needle: str, session_id: str, cwd: str | None, label: str) ->
 
 def _candidate(record: SessionRecord, label: str, target_cwd: str | None) -> Candidate:
     same = record.cwd is not None and target_cwd is not None and record.cwd == target_cwd
-    return Candidate(record.id, label, record.cwd, record.created_at, same)
+    return Candidate(record.id, label, record.cwd, record.created_at, same, record.updated_at)
 
 
 async def _titles(

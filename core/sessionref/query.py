@@ -28,11 +28,22 @@ class SurfaceSnapshot(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
-    """Discovery metadata of one session: never requires reading its log."""
+    """Discovery metadata of one session: never requires reading its log.
+
+    `updated_at` is the time of its last activity (the newest event), in epoch
+    milliseconds; None when the backend does not know it, in which case
+    `last_activity` falls back to `created_at`.
+    """
 
     id: str
     created_at: int
     cwd: str | None = None
+    updated_at: int | None = None
+
+    @property
+    def last_activity(self) -> int:
+        """When the session was last active: `updated_at`, else `created_at`."""
+        return self.created_at if self.updated_at is None else self.updated_at
 
 
 @runtime_checkable
@@ -40,7 +51,7 @@ class SessionQuery(Protocol):
     """What the reference service reads. Implementations must be safe to call concurrently."""
 
     async def list_sessions(self) -> Sequence[SessionRecord]:
-        """All sessions newest first: `created_at` descending, ties by id ascending."""
+        """All sessions, most recent first (the backend's recency order; ties by id ascending)."""
         ...
 
     async def read_surface(self, session_id: str) -> SurfaceSnapshot:
