@@ -1,14 +1,28 @@
 """One place that wires the store, the model, the reference service and the agents together.
 
 The Textual app and the line mode both submit through :meth:`Workspace.submit`, so a message
-typed in either is parsed, prepared and delivered the same way.
+typed in either is parsed, prepared and delivered the same way, and both follow the same policy
+for what happens around a send:
+
+* **Sessions are created by their first message.** A UI starts on a :class:`DraftSession` (an id
+  and a cwd, nothing on disk); ``submit`` creates the session only once the message has been
+  prepared, so launching an app, or asking for a new session and leaving it, leaves no empty
+  session behind.
+* **Queued messages are visible and never lost.** A message sent while a reply runs waits in the
+  agent's inbox until the next step boundary; :meth:`Workspace.queued` lists those (direct
+  messages only, never their snapshots). :meth:`Workspace.stop` stops the reply and hands every
+  queued message back: it is discarded from the inbox with its snapshot, and its draft (the text
+  as typed, mention tokens included) goes to the ``on_drafts_returned`` listeners so the UI puts it
+  back into the composer. A message the agent drops for any other reason comes back the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from sessionref.agent import Agent, AgentError, DeliveryTicket, deliver_with_references
 from sessionref.agent.errors import AGENT_EMPTY_MESSAGE
@@ -17,14 +31,86 @@ from sessionref.settings import Placement, Settings
 from sessionref.signal import AbortSignal
 from sessionref.spill import DirectorySpillStore
 
+NEW_SESSION_NAME: Final = "New session"
+"""What a UI calls a session that has no title yet (a draft, or one without a first message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DraftSession:
+    """A session that does not exist yet: it is created on disk by its first sent message.
+
+    It stands in for an agent wherever one is needed before that (``id`` excludes it from its own
+    candidates and makes a mention of it a self reference; ``cwd`` ranks candidates).
+    """
+
+    id: str
+    cwd: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedMessage:
+    """A sent message still waiting in its session's inbox: the model has not seen it yet.
+
+    ``draft`` is the text as typed (canonical mention tokens included), ``text`` the readable text
+    the model will receive, ``references`` the labels of the sessions it mentions.
+    """
+
+    message_id: str
+    draft: str
+    text: str
+    references: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnedDraft:
+    """A sent message that will never reach the model, handed back as the draft it was typed as.
+
+    ``reason`` is the agent's discard reason: ``cancelled`` (the reply was stopped before the
+    message was taken), ``rejected``, ``dropped``, ``error`` or ``removed``.
+    """
+
+    session_id: str
+    draft: str
+    reason: str
+
 
 @dataclass(frozen=True, slots=True)
 class SubmitResult:
-    """A submitted message: its delivery ticket, what was prepared, and the referenced labels."""
+    """A submitted message: the agent it went to, its ticket, what was prepared, the referenced labels.
 
+    ``created`` is True when this message created its session (the target was a `DraftSession`).
+    """
+
+    agent: Agent
     ticket: DeliveryTicket
     prepared: PreparedReferencedMessage
     references: tuple[str, ...]
+    created: bool = False
+
+
+QueueListener = Callable[[str], object]
+"""``listener(session_id)``: the queued messages of that session changed."""
+
+DraftsListener = Callable[[str, Sequence[ReturnedDraft]], object]
+"""``listener(session_id, drafts)``: these sent messages came back as drafts, in send order."""
+
+
+def merge_returned_drafts(drafts: Sequence[str], current: str) -> str:
+    """The composer text after `drafts` come back: them in send order, then what was being typed.
+
+    Parts are separated by a blank line; empty parts are left out, so nothing typed is lost and
+    nothing is doubled.
+    """
+    parts = [draft for draft in drafts if draft.strip()]
+    if current.strip():
+        parts.append(current)
+    return "\n\n".join(parts)
+
+
+@dataclass(slots=True)
+class _InFlight:
+    queued: QueuedMessage
+    ticket: DeliveryTicket
 
 
 class Workspace:
@@ -48,6 +134,10 @@ class Workspace:
             context_window=self._context_window,
         )
         self._agents: dict[str, Agent] = {}
+        self._in_flight: dict[str, list[_InFlight]] = {}
+        self._queue_listeners: list[QueueListener] = []
+        self._drafts_listeners: list[DraftsListener] = []
+        self._collecting: dict[str, list[ReturnedDraft]] | None = None
 
     def _context_window(self) -> int | None:
         return getattr(self.model, "context_window", None)
@@ -58,6 +148,8 @@ class Workspace:
         for agent in self._agents.values():
             agent.model = model
 
+    # -- sessions ----------------------------------------------------------------------------
+
     def agent(self, session_id: str) -> Agent:
         """The Agent of ``session_id`` (created on first use, then cached).
 
@@ -66,29 +158,140 @@ class Workspace:
         agent = self._agents.get(session_id)
         if agent is None:
             agent = Agent(self.store, session_id, self.model, placement=self.placement)
+            agent.on_entered(lambda messages: self._entered(session_id, messages))
+            agent.on_discard(lambda message, reason: self._discarded(session_id, message, reason))
             self._agents[session_id] = agent
         return agent
 
+    def draft_session(self, cwd: str | None = None) -> DraftSession:
+        """A new session that is created by its first message (in ``cwd``, default this workspace's)."""
+        return DraftSession(str(uuid.uuid4()), self.cwd if cwd is None else cwd)
+
     def new_session(self) -> Agent:
-        """Create a session in this workspace's cwd and return its Agent."""
+        """Create a session in this workspace's cwd now and return its Agent (hosts that seed data)."""
         record = self.store.create_session(cwd=self.cwd)
         return self.agent(record.id)
 
-    async def submit(self, agent: Agent, text: str, *, signal: AbortSignal | None = None) -> SubmitResult:
-        """Parse the mentions in ``text``, prepare the snapshot, and deliver both to ``agent``.
+    # -- sending -----------------------------------------------------------------------------
 
-        Every failure happens before anything is queued, so the caller keeps the draft:
-        ``AgentError`` (AGENT_READ_ONLY, AGENT_EMPTY_MESSAGE) or ``SessionReferenceError``
-        (invalid mention, self reference, too many, unreadable source, budget, cancelled via
-        ``signal``). Text without mentions is delivered as a plain followup (idle) or steer
-        (running).
+    async def submit(
+        self, target: Agent | DraftSession, text: str, *, signal: AbortSignal | None = None
+    ) -> SubmitResult:
+        """Parse the mentions in ``text``, prepare the snapshot, and deliver both to ``target``.
+
+        A `DraftSession` target is created on disk only after preparation succeeded. Every failure
+        happens before anything is queued (and before a draft session is created), so the caller
+        keeps the draft: ``AgentError`` (AGENT_READ_ONLY, AGENT_EMPTY_MESSAGE), the store's error
+        when the session cannot be created, or ``SessionReferenceError`` (invalid mention, self
+        reference, too many, unreadable source, budget, cancelled via ``signal``). Text without
+        mentions is delivered as a plain followup (idle) or steer (running).
         """
-        agent.ensure_writable()
+        if isinstance(target, Agent):
+            target.ensure_writable()
         if not text.strip():
             raise AgentError(AGENT_EMPTY_MESSAGE, "there is nothing to send")
-        prepared = await self.references.prepare_text(agent, text, signal=signal)
-        ticket = deliver_with_references(agent, prepared)
-        return SubmitResult(ticket, prepared, _labels(prepared))
+        prepared = await self.references.prepare_text(target, text, signal=signal)
+        created = False
+        if isinstance(target, DraftSession):
+            self.store.create_session(cwd=target.cwd, session_id=target.id)
+            agent = self.agent(target.id)
+            created = True
+        else:
+            agent = target
+        labels = _labels(prepared)
+        ticket = deliver_with_references(agent, prepared, placement=self.placement)
+        if not ticket.done:
+            readable = "\n".join(
+                str(block.get("text", "")) for block in prepared.content if isinstance(block, dict)
+            )
+            queued = QueuedMessage(ticket.prompt["id"], text, readable, labels)
+            self._in_flight.setdefault(agent.id, []).append(_InFlight(queued, ticket))
+            self._queue_changed(agent.id)
+        return SubmitResult(agent, ticket, prepared, labels, created)
+
+    def queued(self, agent: Agent | DraftSession | None) -> list[QueuedMessage]:
+        """The direct messages sent to ``agent`` that still wait in its inbox, in send order."""
+        if not isinstance(agent, Agent):
+            return []
+        waiting = {message["id"] for message in agent.pending()}
+        in_flight = self._in_flight.get(agent.id, [])
+        return [item.queued for item in in_flight if item.queued.message_id in waiting]
+
+    async def stop(self, agent: Agent | DraftSession | None) -> list[ReturnedDraft]:
+        """Stop ``agent``'s running reply and hand back every message still queued for it.
+
+        What the reply streamed so far stays in the log. Each queued message is discarded with
+        its snapshot (reason ``cancelled``); the drafts go to the ``on_drafts_returned`` listeners
+        in one call and are also returned, in send order.
+        """
+        if not isinstance(agent, Agent):
+            return []
+        if agent.status == "running":
+            await agent.cancel()
+        self._collecting = {}
+        try:
+            for message in agent.pending():
+                agent.discard_pending(message["id"], reason="cancelled")
+            collected = self._collecting.get(agent.id, [])
+        finally:
+            self._collecting = None
+        if collected:
+            self._emit_drafts(agent.id, collected)
+        return collected
+
+    # -- listeners ---------------------------------------------------------------------------
+
+    def on_queue_change(self, listener: QueueListener) -> Callable[[], None]:
+        """Call ``listener(session_id)`` whenever that session's queued messages change."""
+        return _add(self._queue_listeners, listener)
+
+    def on_drafts_returned(self, listener: DraftsListener) -> Callable[[], None]:
+        """Call ``listener(session_id, drafts)`` when sent messages come back as drafts (see `stop`)."""
+        return _add(self._drafts_listeners, listener)
+
+    def _entered(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        ids = {message.get("id") for message in messages}
+        if self._forget(session_id, lambda item: item.queued.message_id in ids):
+            self._queue_changed(session_id)
+
+    def _discarded(self, session_id: str, message: dict[str, Any], reason: str) -> None:
+        found: list[_InFlight] = []
+
+        def matches(item: _InFlight) -> bool:
+            if item.queued.message_id == message.get("id"):
+                found.append(item)
+                return True
+            return False
+
+        if not self._forget(session_id, matches):
+            return
+        returned = [ReturnedDraft(session_id, item.queued.draft, reason) for item in found]
+        if self._collecting is not None:
+            self._collecting.setdefault(session_id, []).extend(returned)
+        else:
+            self._emit_drafts(session_id, returned)
+        self._queue_changed(session_id)
+
+    def _forget(self, session_id: str, matches: Callable[[_InFlight], bool]) -> bool:
+        items = self._in_flight.get(session_id)
+        if not items:
+            return False
+        kept = [item for item in items if not matches(item)]
+        if len(kept) == len(items):
+            return False
+        if kept:
+            self._in_flight[session_id] = kept
+        else:
+            del self._in_flight[session_id]
+        return True
+
+    def _queue_changed(self, session_id: str) -> None:
+        for listener in list(self._queue_listeners):
+            listener(session_id)
+
+    def _emit_drafts(self, session_id: str, drafts: Sequence[ReturnedDraft]) -> None:
+        for listener in list(self._drafts_listeners):
+            listener(session_id, list(drafts))
 
     async def close(self, *, close_store: bool = True) -> None:
         """Cancel running turns (what was streamed is kept in the log), then close the store."""
@@ -96,6 +299,16 @@ class Workspace:
         await asyncio.gather(*(agent.cancel() for agent in running))
         if close_store:
             self.store.close()
+
+
+def _add(listeners: list[Any], listener: Any) -> Callable[[], None]:
+    listeners.append(listener)
+
+    def remove() -> None:
+        if listener in listeners:
+            listeners.remove(listener)
+
+    return remove
 
 
 def _labels(prepared: PreparedReferencedMessage) -> tuple[str, ...]:

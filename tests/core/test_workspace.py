@@ -18,7 +18,7 @@ from sessionref.signal import AbortSignal
 from sessionref.store import SessionStore, encode_session_segment, open_store, project_key
 from sessionref.store.layout import session_dir
 from sessionref.uri import format_session_reference_mention
-from sessionref.workspace import Workspace
+from sessionref.workspace import Workspace, merge_returned_drafts
 
 CWD = "/home/ana/app"
 
@@ -331,3 +331,116 @@ async def test_demo_model_answers_with_what_the_snapshot_carried(store: SessionS
     assert "db-notes" in text
     assert "SQLite" in text
     assert events[-1]["data"] == {"turn": 1, "reason": "completed"}
+
+
+# -- sessions created by their first message ---------------------------------------------------------
+
+
+async def test_a_draft_session_is_created_by_its_first_message(
+    store: SessionStore, model: GatedModel
+) -> None:
+    ws = Workspace(store, model, cwd=CWD)
+    before = [record.id for record in await store.list_sessions()]
+    draft = ws.draft_session()
+    assert draft.cwd == CWD
+    assert [record.id for record in await store.list_sessions()] == before
+    result = await ws.submit(draft, "hello")
+    assert result.created is True
+    assert result.agent.id == draft.id
+    await result.agent.wait_idle()
+    assert draft.id in [record.id for record in await store.list_sessions()]
+    assert kinds(store, draft.id) == ["user"]
+
+
+async def test_a_draft_session_whose_first_message_fails_is_never_created(
+    store: SessionStore, model: GatedModel
+) -> None:
+    ws = Workspace(store, model, cwd=CWD)
+    draft = ws.draft_session("/elsewhere")
+    with pytest.raises(SessionReferenceError) as caught:
+        await ws.submit(draft, f"look at {mention(draft.id)}")
+    assert caught.value.code == "SESSION_REFERENCE_SELF_REFERENCE"
+    with pytest.raises(AgentError):
+        await ws.submit(draft, "   ")
+    assert [record.id for record in await store.list_sessions()] == []
+
+
+# -- queued messages: visible, and handed back when the reply is stopped ------------------------------
+
+
+async def test_a_message_sent_while_running_is_listed_as_queued_until_the_step_takes_it(
+    store: SessionStore, model: GatedModel
+) -> None:
+    source = write_source(store, [("user", "hello")])
+    ws = Workspace(store, model, cwd=CWD)
+    changes: list[str] = []
+    ws.on_queue_change(changes.append)
+    agent = ws.new_session()
+    model.gate = gate = asyncio.Event()
+    await ws.submit(agent, "first")
+    await model.reached.wait()
+    draft = f"and {mention(source)}?"
+    await ws.submit(agent, draft)
+    [queued] = ws.queued(agent)
+    assert (queued.draft, queued.text, queued.references) == (draft, "and @notes?", ("notes",))
+    assert len(agent.pending()) == 2  # the snapshot waits too, but is not a message of the user's
+    gate.set()
+    await agent.wait_idle()
+    assert ws.queued(agent) == []
+    assert changes and set(changes) == {agent.id}
+
+
+async def test_stop_hands_queued_messages_back_and_delivers_nothing(
+    store: SessionStore, model: GatedModel
+) -> None:
+    source = write_source(store, [("user", "hello")])
+    ws = Workspace(store, model, cwd=CWD)
+    returned: list[tuple[str, list[str], list[str]]] = []
+    ws.on_drafts_returned(
+        lambda session_id, drafts: returned.append(
+            (session_id, [d.draft for d in drafts], [d.reason for d in drafts])
+        )
+    )
+    agent = ws.new_session()
+    model.gate = asyncio.Event()
+    first = await ws.submit(agent, "first")
+    await model.reached.wait()
+    second = await ws.submit(agent, f"see {mention(source)}")
+    third = await ws.submit(agent, "and this")
+    drafts = await ws.stop(agent)
+    assert [d.draft for d in drafts] == [f"see {mention(source)}", "and this"]
+    assert returned == [(agent.id, [f"see {mention(source)}", "and this"], ["cancelled", "cancelled"])]
+    assert agent.pending() == [] and ws.queued(agent) == []
+    assert await first.ticket.outcome() == "entered"
+    assert await second.ticket.outcome() == "discarded"
+    assert await third.ticket.outcome() == "discarded"
+    assert agent.status == "idle"
+    # Nothing of the stopped messages reaches the log, now or with the next message.
+    await ws.submit(agent, "next")
+    await agent.wait_idle()
+    assert kinds(store, agent.id) == ["user", "user"]
+    texts = [event["data"]["content"][0]["text"] for event in user_messages(store, agent.id)]
+    assert texts == ["first", "next"]
+
+
+async def test_stop_on_an_idle_agent_returns_nothing(store: SessionStore, model: GatedModel) -> None:
+    ws = Workspace(store, model, cwd=CWD)
+    agent = ws.new_session()
+    assert await ws.stop(agent) == []
+    assert await ws.stop(ws.draft_session()) == []
+    assert await ws.stop(None) == []
+
+
+@pytest.mark.parametrize(
+    ("drafts", "current", "merged"),
+    [
+        (["one"], "", "one"),
+        (["one", "two"], "typing", "one\n\ntwo\n\ntyping"),
+        (["  "], "typing", "typing"),
+        ([], "typing", "typing"),
+    ],
+)
+def test_returned_drafts_come_before_what_is_being_typed(
+    drafts: list[str], current: str, merged: str
+) -> None:
+    assert merge_returned_drafts(drafts, current) == merged
