@@ -7,7 +7,8 @@ Deltas already yielded before a failure stay yielded, so the caller keeps what t
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -26,19 +27,21 @@ from sessionref.models.base import (
     one_line_excerpt,
     validate_messages,
 )
-from sessionref.models.openai_wire import (
-    ChatCompletion,
-    ChatCompletionRequest,
-    ServerErrorBody,
-    SseDecoder,
-    StreamChunk,
-    WireMessage,
+from sessionref.models.openai_stream import (
+    DEFAULT_DEADLINE,
+    EXCERPT_LIMIT,
+    Deadline,
+    StreamLimits,
+    body_pieces,
+    read_event_stream,
+    send_following_redirects,
+    server_error_text,
+    whole_completion_text,
 )
+from sessionref.models.openai_wire import ChatCompletionRequest, ServerErrorBody, WireMessage
 
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
-DONE_SENTINEL: Final = "[DONE]"
 ERROR_BODY_LIMIT: Final = 2048
-EXCERPT_LIMIT: Final = 200
 
 # Context windows (tokens) of well-known model ids; the longest matching prefix wins.
 KNOWN_CONTEXT_WINDOWS: Final[Mapping[str, int]] = {
@@ -92,6 +95,9 @@ class OpenAIChatModel:
         api_key: str | None,
         context_window: int | None = None,
         timeout: float = 60,
+        deadline: float = DEFAULT_DEADLINE,
+        limits: StreamLimits | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -100,6 +106,9 @@ class OpenAIChatModel:
         self.provider = "openai" if host == "api.openai.com" else "openai-compatible"
         self.context_window = context_window if context_window is not None else known_context_window(model)
         self.timeout = timeout
+        self.deadline = deadline
+        self.limits = limits if limits is not None else StreamLimits()
+        self._clock = clock  # None: the event loop's clock (tests inject one to step the deadline)
         self._api_key = api_key
 
     def __repr__(self) -> str:
@@ -118,29 +127,42 @@ class OpenAIChatModel:
         return request.model_dump()
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "text/event-stream"}
+        # identity: a compressed body could expand far past what the size limits count
+        headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
     async def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
-        """Yield the reply's text deltas; raise ModelError (never an httpx error) on any failure."""
+        """Yield the reply's text deltas; raise ModelError (never an httpx error) on any failure.
+
+        Bounded by the idle ``timeout`` between reads, the whole-call ``deadline`` and ``limits``
+        (see :mod:`sessionref.models.openai_stream`); deltas yielded before a failure stay yielded.
+        """
         body = self._request_body(messages)
+        deadline = Deadline(self.deadline, self._clock)
         started = False
         try:
-            async with (
-                httpx.AsyncClient(timeout=httpx.Timeout(self.timeout)) as client,
-                client.stream("POST", self.endpoint, json=body, headers=self._headers()) as response,
-            ):
-                if response.status_code >= 400:
-                    raise await self._status_error(response)
-                started = True
-                content_type = response.headers.get("content-type", "")
-                if content_type.startswith("application/json"):
-                    yield _whole_completion_text(await response.aread())
-                    return
-                async for delta in _read_event_stream(response):
-                    yield delta
+            client_timeout = httpx.Timeout(self.timeout)
+            async with httpx.AsyncClient(timeout=client_timeout, follow_redirects=False) as client:
+                response = await send_following_redirects(
+                    client, self.endpoint, body=body, headers=self._headers(), deadline=deadline,
+                    max_redirects=self.limits.max_redirects,
+                )
+                try:
+                    if response.status_code >= 400:
+                        raise await self._status_error(response, deadline)
+                    started = True
+                    content_type = response.headers.get("content-type", "")
+                    if content_type.startswith("application/json"):
+                        pieces = body_pieces(response, self.limits.max_reply_bytes, deadline)
+                        yield whole_completion_text(b"".join([piece async for piece in pieces]))
+                        return
+                    async with aclosing(read_event_stream(response, self.limits, deadline)) as deltas:
+                        async for delta in deltas:
+                            yield delta
+                finally:
+                    await response.aclose()
         except httpx.TimeoutException as error:
             raise ModelError(MODEL_TIMEOUT, self._timeout_message(started)) from error
         except (httpx.RemoteProtocolError, httpx.ReadError) as error:
@@ -159,19 +181,16 @@ class OpenAIChatModel:
 
     def _timeout_message(self, started: bool) -> str:
         phase = "while streaming the reply" if started else "before answering"
-        return f"the model server did not respond within {self.timeout:g} s {phase}"
+        silence = f"{self.timeout:g} s"
+        return f"the model server did not respond within {silence} {phase} (SESSIONREF_MODEL_TIMEOUT)"
 
     def _unreachable_message(self, error: httpx.HTTPError) -> str:
         reason = one_line_excerpt(str(error), 120) or type(error).__name__
         return f"cannot reach the model server at {self.base_url} ({reason}); check OPENAI_BASE_URL"
 
-    async def _status_error(self, response: httpx.Response) -> ModelError:
-        raw = bytearray()
-        async for piece in response.aiter_bytes():
-            raw.extend(piece)
-            if len(raw) >= ERROR_BODY_LIMIT:
-                break
-        excerpt = _error_excerpt(bytes(raw[:ERROR_BODY_LIMIT]))
+    async def _status_error(self, response: httpx.Response, deadline: Deadline) -> ModelError:
+        pieces = body_pieces(response, ERROR_BODY_LIMIT, deadline, strict=False)
+        excerpt = _error_excerpt(b"".join([piece async for piece in pieces]))
         status = response.status_code
         if status in (401, 403):
             hint = "check OPENAI_API_KEY" if self._api_key else "no API key was sent; set OPENAI_API_KEY"
@@ -197,76 +216,6 @@ class OpenAIChatModel:
         return summary
 
 
-async def _read_event_stream(response: httpx.Response) -> AsyncIterator[str]:
-    """Yield content deltas from an SSE body until ``[DONE]``; a body ending early is a dropped stream."""
-    decoder = SseDecoder()
-    finished = False
-    async for line in response.aiter_lines():
-        for data in decoder.feed_line(line):
-            if data.strip() == DONE_SENTINEL:
-                return
-            delta, finish = _parse_chunk(data)
-            finished = finished or finish
-            if delta:
-                yield delta
-        if decoder.stray_lines:
-            raise ModelError(
-                MODEL_BAD_RESPONSE,
-                f"the model server sent a line that is not server-sent-event data: "
-                f"{one_line_excerpt(decoder.stray_lines[0], EXCERPT_LIMIT)!r}",
-            )
-    for data in decoder.flush():
-        if data.strip() == DONE_SENTINEL:
-            return
-        delta, finish = _parse_chunk(data)
-        finished = finished or finish
-        if delta:
-            yield delta
-    if not finished:
-        raise ModelError(MODEL_STREAM_DROPPED, "the model's reply stream ended before it was complete")
-
-
-def _parse_chunk(data: str) -> tuple[str, bool]:
-    """(content delta, whether a finish_reason arrived) for one event; ModelError on bad data."""
-    try:
-        chunk = StreamChunk.model_validate_json(data)
-    except ValidationError as error:
-        raise ModelError(
-            MODEL_BAD_RESPONSE,
-            f"the model server sent stream data that is not a chat-completion chunk: "
-            f"{one_line_excerpt(data, EXCERPT_LIMIT)!r}",
-        ) from error
-    if chunk.error is not None:
-        raise _reported_error(chunk.error)
-    if not chunk.choices:
-        return "", False
-    choice = chunk.choices[0]
-    return choice.delta.content or "", choice.finish_reason is not None
-
-
-def _whole_completion_text(raw: bytes) -> str:
-    """The text of a non-streamed completion body (for servers that ignore ``stream: true``)."""
-    try:
-        completion = ChatCompletion.model_validate_json(raw)
-    except ValidationError as error:
-        message = "the model server sent a JSON body that is not a completion"
-        raise ModelError(MODEL_BAD_RESPONSE, message) from error
-    if completion.error is not None:
-        raise _reported_error(completion.error)
-    if not completion.choices or completion.choices[0].message.content is None:
-        raise ModelError(MODEL_BAD_RESPONSE, "the model server's completion has no message content")
-    return completion.choices[0].message.content
-
-
-def _reported_error(error: ServerErrorBody) -> ModelError:
-    return ModelError(MODEL_HTTP_ERROR, f"the model server reported an error: {_server_error_text(error)}")
-
-
-def _server_error_text(error: ServerErrorBody) -> str:
-    parts = [str(part) for part in (error.message, error.type, error.code) if part not in (None, "")]
-    return one_line_excerpt(" · ".join(parts), EXCERPT_LIMIT) or "(no details)"
-
-
 def _error_excerpt(raw: bytes) -> str:
     """A short, inert description of an error response body (its ``error.message`` when JSON)."""
     text = raw.decode("utf-8", errors="replace")
@@ -276,7 +225,7 @@ def _error_excerpt(raw: bytes) -> str:
         return one_line_excerpt(text, EXCERPT_LIMIT)
     if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         try:
-            return _server_error_text(ServerErrorBody.model_validate(parsed["error"]))
+            return server_error_text(ServerErrorBody.model_validate(parsed["error"]))
         except ValidationError:
             pass
     return one_line_excerpt(text, EXCERPT_LIMIT)

@@ -1,11 +1,10 @@
-"""Wire data of the OpenAI-compatible chat-completions API, and an incremental SSE event reader.
+"""Wire data of the OpenAI-compatible chat-completions API (the SSE readers are in ``sse``).
 
 Only the fields we use are modelled; unknown fields are ignored so any compatible server works.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -76,41 +75,3 @@ class ChatCompletion(_Lenient):
 
     choices: list[CompletionChoice] = []
     error: ServerErrorBody | None = None
-
-
-class SseDecoder:
-    """Turns text lines of a ``text/event-stream`` body into event data strings (one per event).
-
-    Follows the SSE field rules that matter here: ``data:`` lines accumulate (joined by newlines),
-    a blank line dispatches, comment lines (``:``) and other fields (``event``, ``id``, ``retry``)
-    are ignored. Lines that are not fields at all are reported through :attr:`stray_lines`.
-    """
-
-    def __init__(self) -> None:
-        self._data: list[str] = []
-        self.stray_lines: list[str] = []
-
-    def feed_line(self, line: str) -> Iterator[str]:
-        """Consume one line (without its newline); yield the data of any event it completes."""
-        if line == "":
-            yield from self.flush()
-            return
-        if line.startswith(":"):
-            return
-        field, colon, value = line.partition(":")
-        if not colon:
-            self.stray_lines.append(line)
-            return
-        if value.startswith(" "):
-            value = value[1:]
-        if field == "data":
-            self._data.append(value)
-        elif field not in ("event", "id", "retry"):
-            self.stray_lines.append(line)
-
-    def flush(self) -> Iterator[str]:
-        """Dispatch the pending event, if any (also called when the body ends)."""
-        if self._data:
-            data = "\n".join(self._data)
-            self._data = []
-            yield data

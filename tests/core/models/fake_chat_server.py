@@ -136,3 +136,61 @@ def stall_after(*parts: bytes) -> Responder:
         await server.release.wait()
 
     return respond
+
+
+def in_turn(*responders: Responder) -> Responder:
+    """Answer the n-th request with the n-th responder (the last one answers any further requests)."""
+
+    async def respond(writer: asyncio.StreamWriter, server: FakeChatServer) -> None:
+        index = min(len(server.requests), len(responders)) - 1
+        await responders[index](writer, server)
+
+    return respond
+
+
+def redirect(code: int, location: str | None) -> Responder:
+    """Answer with a redirect status and (unless None) a ``Location`` header, with an empty body."""
+
+    async def respond(writer: asyncio.StreamWriter, server: FakeChatServer) -> None:
+        head = f"HTTP/1.1 {code} Moved\r\nContent-Length: 0\r\nConnection: close\r\n"
+        if location is not None:
+            head += f"Location: {location}\r\n"
+        writer.write(head.encode("utf-8", "surrogateescape") + b"\r\n")
+        await writer.drain()
+
+    return respond
+
+
+def flood_after(
+    *parts: bytes, filler: bytes = b": keep-alive\n\n", content_type: str = "text/event-stream"
+) -> Responder:
+    """Send the 200 head and ``parts``, then ``filler`` again and again until the client hangs up.
+
+    A server that is never silent: only a bound on the whole call (time or size) can end the reply.
+    """
+
+    async def respond(writer: asyncio.StreamWriter, server: FakeChatServer) -> None:
+        writer.write(f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n".encode())
+        for part in parts:
+            writer.write(part)
+        await writer.drain()
+        while not server.release.is_set():
+            writer.write(filler)
+            await writer.drain()
+            await asyncio.sleep(0)  # let the client run; the flood is paced only by the socket
+
+    return respond
+
+
+class SteppingClock:
+    """A clock that moves ``step`` seconds forward each time it is read (a deadline test's time)."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        self.now += self.step
+        return self.now
