@@ -12,7 +12,8 @@ code and a message naming the key and where it came from; a pydantic traceback n
     base_url = "https://api.openai.com/v1"   # OPENAI_BASE_URL
     model = "gpt-4o-mini"              # SESSIONREF_MODEL
     context_window = 128000            # SESSIONREF_CONTEXT_WINDOW (tokens)
-    timeout = 60                       # SESSIONREF_MODEL_TIMEOUT (seconds)
+    timeout = 60                       # SESSIONREF_MODEL_TIMEOUT (seconds of silence between reads)
+    deadline = 600                     # SESSIONREF_MODEL_DEADLINE (seconds for a whole model call)
     demo_pace = 0.04                   # SESSIONREF_DEMO_PACE (seconds between demo words)
 
     [delivery]
@@ -44,6 +45,7 @@ from sessionref.errors import CodedError, SessionReferenceError
 from sessionref.models.base import ChatModel
 from sessionref.models.demo import DEFAULT_DEMO_PACE, DemoModel
 from sessionref.models.openai import DEFAULT_BASE_URL, OpenAIChatModel
+from sessionref.models.openai_stream import DEFAULT_DEADLINE
 
 SETTINGS_INVALID: Final = "SETTINGS_INVALID"
 SETTINGS_FILE_INVALID: Final = "SETTINGS_FILE_INVALID"
@@ -69,6 +71,7 @@ class ModelSettings(BaseModel):
     model: str = DEFAULT_MODEL
     context_window: int | None = None
     timeout: float = DEFAULT_TIMEOUT
+    deadline: float = DEFAULT_DEADLINE
     demo_pace: float = DEFAULT_DEMO_PACE
 
     @property
@@ -171,6 +174,7 @@ _MODEL_KEYS: Final[dict[str, Callable[[object], object]]] = {
     "model": _model_id,
     "context_window": _positive_int,
     "timeout": lambda value: _seconds(value, allow_zero=False),
+    "deadline": lambda value: _seconds(value, allow_zero=False),
     "demo_pace": lambda value: _seconds(value, allow_zero=True),
 }
 _ENV_KEYS: Final = {
@@ -179,6 +183,7 @@ _ENV_KEYS: Final = {
     "SESSIONREF_MODEL": "model",
     "SESSIONREF_CONTEXT_WINDOW": "context_window",
     "SESSIONREF_MODEL_TIMEOUT": "timeout",
+    "SESSIONREF_MODEL_DEADLINE": "deadline",
     "SESSIONREF_DEMO_PACE": "demo_pace",
 }
 _REFERENCE_KEYS: Final = {
@@ -319,5 +324,6 @@ def build_model(settings: Settings) -> ChatModel:
             api_key=chosen.api_key.get_secret_value(),
             context_window=chosen.context_window,
             timeout=chosen.timeout,
+            deadline=chosen.deadline,
         )
     return DemoModel(pace=chosen.demo_pace)
