@@ -1,0 +1,60 @@
+"""Turning what a user typed into a session id: the exact id, or a unique prefix of one.
+
+Every host resolves ids the same way (the CLI's ``show``/``mention``/``prepare --session``/
+``repl --session``, the line mode's ``/switch``, the app): an exact id always wins, even when it
+is also the prefix of longer ids; otherwise the one id that starts with the text; several such ids
+are ``SESSION_ID_AMBIGUOUS`` listing a few of them; none is ``STORE_SESSION_NOT_FOUND``.
+Only the public :class:`~sessionref.query.SessionQuery` API is used (``list_sessions``), so any
+backend works and nothing here reads a log.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sessionref.errors import CodedError
+from sessionref.excerpts import bounded_excerpt
+from sessionref.query import SessionQuery
+
+SESSION_ID_AMBIGUOUS: Final = "SESSION_ID_AMBIGUOUS"
+STORE_SESSION_NOT_FOUND: Final = "STORE_SESSION_NOT_FOUND"  # the store's own not-found code
+
+AMBIGUOUS_MATCHES_SHOWN: Final = 5
+"""How many of the matching ids an ambiguity error lists (the most recent first)."""
+
+ID_EXCERPT_CHARS: Final = 80
+"""Characters of one id (or of the typed prefix) quoted in an error message."""
+
+
+class SessionIdError(CodedError):
+    """The text names no session (``STORE_SESSION_NOT_FOUND``) or several (``SESSION_ID_AMBIGUOUS``)."""
+
+
+async def resolve_session_id(sessions: SessionQuery, text: str) -> str:
+    """The id of the one session ``text`` names: the exact id, else the only id starting with it.
+
+    Raises :class:`SessionIdError`: ``SESSION_ID_AMBIGUOUS`` (listing up to
+    :data:`AMBIGUOUS_MATCHES_SHOWN` matches, most recent first) or ``STORE_SESSION_NOT_FOUND``
+    (also for empty text).
+    """
+    ids = [record.id for record in await sessions.list_sessions()]
+    if text in ids:
+        return text
+    matches = [session_id for session_id in ids if text and session_id.startswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    quoted = _quote(text)
+    if not matches:
+        message = f"session {quoted} not found (no id is or starts with it)"
+        raise SessionIdError(STORE_SESSION_NOT_FOUND, message)
+    shown = ", ".join(_quote(session_id) for session_id in matches[:AMBIGUOUS_MATCHES_SHOWN])
+    more = len(matches) - AMBIGUOUS_MATCHES_SHOWN
+    rest = f" and {more} more" if more > 0 else ""
+    raise SessionIdError(
+        SESSION_ID_AMBIGUOUS,
+        f"{quoted} is the start of {len(matches)} session ids: {shown}{rest}; type more of the id",
+    )
+
+
+def _quote(text: str) -> str:
+    return '"' + bounded_excerpt(text, ID_EXCERPT_CHARS) + '"'
