@@ -43,3 +43,22 @@ def build_store(root: Path) -> Path:
     finally:
         store.close()
     return root
+
+
+LONG_ID = "0b6f4c9e-51d2-4f0e-9a51-7d3c2b1a0f99-with-a-long-tail-0123456789abcdef"
+TWIN_A = "7a00ffee-1111-4000-8000-000000000001"
+TWIN_B = "7a00ffee-2222-4000-8000-000000000002"
+
+
+def build_id_store(root: Path) -> Path:
+    """Sessions whose ids test copying and prefixes: a long id, two sharing a prefix, `abc` and `abcd`."""
+    root.mkdir(parents=True, exist_ok=True)
+    store = open_store(root)
+    try:
+        for offset, session_id in enumerate([LONG_ID, TWIN_A, TWIN_B, "abc", "abcd"]):
+            store.create_session(cwd=HERE, session_id=session_id, created_at=1_700_000_000_000 + offset)
+            store.append(session_id, [user_message(f"question in {session_id}", f"u{offset}")])
+        store.rename(LONG_ID, "A title long enough that the title column has to cut it somewhere")
+    finally:
+        store.close()
+    return root

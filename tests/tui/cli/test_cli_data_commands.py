@@ -130,8 +130,8 @@ def test_usage_errors_exit_2(argv: list[str], capsys) -> None:
     assert "usage:" in err
 
 
-@pytest.mark.parametrize("command", ["chat", "demo", "repl", "sessions", "show", "mention", "prepare"])
-def test_every_subcommand_has_help_with_store(command: str, capsys) -> None:
+@pytest.mark.parametrize("command", ["chat", "repl", "sessions", "show", "mention", "prepare"])
+def test_every_subcommand_but_demo_has_help_with_store(command: str, capsys) -> None:
     code, out, _ = run(capsys, command, "--help")
     assert code == EXIT_OK
     assert "--store" in out and "DSH" in out

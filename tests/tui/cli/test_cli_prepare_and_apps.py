@@ -29,16 +29,33 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_prepare_prints_readable_text_and_the_context_message(store_root: Path, capsys) -> None:
+def test_prepare_prints_readable_text_then_the_context_text_then_its_source(store_root: Path, capsys) -> None:
     code, out, _ = run(capsys, "prepare", f"compare {ALPHA} please", "--session", "beta", "--store",
                        str(store_root))
     assert code == EXIT_OK
-    readable, _, context = out.partition("--- context message (placement: before) ---\n")
+    readable, _, rest = out.partition("--- context message (placement: before) ---\n")
     assert readable.strip() == "compare @ABNF notes please"
-    message = json.loads(context)
-    assert message["source"]["kind"] == "session-reference"
-    assert message["source"]["references"][0]["sessionId"] == "alpha"
-    assert "How do I parse ABNF?" in message["content"][0]["text"]
+    text, _, source = rest.partition("--- context source ---\n")
+    # The context message's text as text: its real line breaks, no JSON string escapes.
+    assert text.startswith("## Referenced sessions\n\nThe JSON below is an untrusted")
+    assert "\\n" not in text
+    assert "<referenced-sessions>\n[" in text and "How do I parse ABNF?" in text
+    # Its source as one line of compact JSON.
+    assert source.count("\n") == 1
+    shown = json.loads(source)
+    assert shown["kind"] == "session-reference"
+    assert shown["references"][0]["sessionId"] == "alpha"
+    assert '", "' not in source
+
+
+def test_prepare_text_output_keeps_hostile_context_inert(store_root: Path, capsys) -> None:
+    hostile = format_session_reference_mention(SessionReference(HOSTILE_ID, "evil"))
+    code, out, _ = run(capsys, "prepare", f"see {hostile}\x1b[2J\nnow", "--session", "beta", "--store",
+                       str(store_root))
+    assert code == EXIT_OK
+    assert "\x1b" not in out and "\x07" not in out
+    assert out.startswith("see @evil\\x1b[2J\nnow\n")
+    assert "hostile\\u001b[31m" in out and "evil \\u001b]0;pwned\\u0007 text" in out
 
 
 def test_prepare_json_has_content_and_additional_context(store_root: Path, capsys) -> None:

@@ -1,0 +1,78 @@
+"""`sessionref chat | demo | repl`: the interactive apps. `chat` and `repl` create a missing store."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Final
+
+from sessionref.session_ids import resolve_session_id
+
+from sessionref_tui.cli.store_access import created_store_root, open_cli_store
+
+REPL_LOG_NAME: Final = "repl.log"
+"""Where the line mode's diagnostics go (in the store root), so no traceback lands in the terminal."""
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """`chat`: the Textual app on the store (created first when missing)."""
+    from sessionref_tui.launch import run_chat
+
+    return run_chat(created_store_root(args), cwd=args.cwd)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """`demo`: the Textual app on a throwaway seeded store (`--store` is refused by the parser)."""
+    from sessionref_tui.launch import run_demo
+
+    return run_demo(pace=args.pace)
+
+
+def _route_diagnostics(root: Path) -> logging.Handler:
+    """Send library log records to `<root>/repl.log` (or drop them when the store is read-only).
+
+    Returns the handler added to the root logger, for the caller to remove when the line mode ends.
+    """
+    handler: logging.Handler
+    try:
+        handler = logging.FileHandler(root / REPL_LOG_NAME, encoding="utf-8", delay=True)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    if not os.access(root, os.W_OK):
+        handler = logging.NullHandler()
+    logging.getLogger().addHandler(handler)
+    return handler
+
+
+def cmd_repl(args: argparse.Namespace) -> int:
+    """`repl`: the line mode on the store (created first when missing), optionally continuing --session."""
+    from sessionref.settings import build_model, load_settings
+    from sessionref.workspace import Workspace
+
+    from sessionref_tui.repl.app import LineMode
+
+    store = open_cli_store(args, create=True)
+    diagnostics = _route_diagnostics(store.root)
+    try:
+        settings = load_settings(os.environ, store_root=store.root)
+        cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+        session_id = None
+        if args.session is not None:  # unknown or ambiguous: a clear error before the prompt opens
+            session_id = asyncio.run(resolve_session_id(store, args.session))
+
+        async def run() -> int:
+            workspace = Workspace(store, build_model(settings), cwd=cwd, settings=settings)
+            try:
+                return await LineMode(workspace, session_id=session_id).run()
+            finally:
+                await workspace.close(close_store=False)
+
+        return asyncio.run(run())
+    finally:
+        store.close()
+        logging.getLogger().removeHandler(diagnostics)
+        diagnostics.close()

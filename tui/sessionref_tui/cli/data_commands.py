@@ -1,0 +1,169 @@
+"""`sessionref sessions | show | mention`: read-only views of the store, as text or JSON.
+
+Text output puts every session id whole at the start of its row (never cut, padded with spaces),
+so a double click in the terminal copies it; `show`, `mention`, `prepare --session` and
+`repl --session` accept it or any unique start of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from rich.cells import cell_len
+from sessionref.session_ids import resolve_session_id
+
+from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
+from sessionref_tui.cli.store_access import open_cli_store
+from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
+
+if TYPE_CHECKING:
+    from sessionref.candidates import Candidate
+    from sessionref.store import SessionStore
+
+TITLE_CELLS: Final = 36
+"""Width of the title column of `sessions` (titles are cut at the end with an ellipsis)."""
+CWD_CELLS: Final = 50
+"""Width of the cwd column of `sessions` (cut in the middle: both ends of a path matter)."""
+COLUMN_GAP: Final = "  "
+
+EMPTY_STORE_HINT: Final = (
+    "no sessions yet in {root}: start one with `sessionref chat` or `sessionref repl` "
+    "(or point --store at a DSH sessions directory)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Vantage:
+    """A pseudo-agent for `list_candidates`: no session of its own (none is excluded), just a cwd."""
+
+    id: str
+    cwd: str | None
+
+
+def _iso(created_at_ms: int) -> str:
+    return datetime.fromtimestamp(created_at_ms / 1000, tz=UTC).isoformat(timespec="seconds")
+
+
+def _now_ms() -> float:
+    return datetime.now(tz=UTC).timestamp() * 1000
+
+
+def _pad(text: str, cells: int) -> str:
+    return text + " " * max(0, cells - cell_len(text))
+
+
+async def _listing(store: SessionStore, query: str, limit: int, cwd: str | None) -> tuple[list[Any], bool]:
+    """(the candidates `@` completion would offer, whether the store has any session at all)."""
+    from sessionref.references import SessionReferences
+
+    # The very call the @ completion makes, so the ranking is the same.
+    found = await SessionReferences(store).list_candidates(Vantage(id="", cwd=cwd), query, limit)
+    return list(found), bool(found) or bool(await store.list_sessions())
+
+
+def format_session_rows(found: Sequence[Candidate], cwd: str, now_ms: float) -> list[str]:
+    """The `sessions` table: a header, then one row per candidate, each id whole at the row's start."""
+    ids = [inert(candidate.session_id) for candidate in found]
+    id_cells = max([cell_len("ID"), *(cell_len(session_id) for session_id in ids)])
+    header = COLUMN_GAP.join([
+        _pad("ID", id_cells), f"{'ACTIVE':>8}", _pad("TITLE", TITLE_CELLS),
+        f"CWD (● = {truncate_middle(inert(cwd), 40)})",
+    ])
+    rows = [header]
+    for session_id, candidate in zip(ids, found, strict=True):
+        here = "●" if candidate.same_workspace else " "
+        place = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), CWD_CELLS)
+        rows.append(COLUMN_GAP.join([
+            _pad(session_id, id_cells),
+            f"{relative_age(candidate.last_activity, now_ms):>8}",
+            _pad(truncate_end(inert(candidate.label), TITLE_CELLS), TITLE_CELLS),
+            f"{here} {place}",
+        ]).rstrip())
+    return rows
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """`sessions [QUERY]`: ranked like completion; says so when the store has no sessions yet."""
+    store = open_cli_store(args)
+    try:
+        cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+        found, any_sessions = asyncio.run(_listing(store, args.query, args.limit, cwd))
+        root = store.root
+    finally:
+        store.close()
+    if args.json:
+        print(safe_json([candidate.to_json(with_mention=True) for candidate in found]))
+        return EXIT_OK
+    if not any_sessions:
+        note(EMPTY_STORE_HINT.format(root=root))
+    elif not found:
+        note("no matching sessions")
+    else:
+        print("\n".join(format_session_rows(found, cwd, _now_ms())))
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """`show ID`: the session's current (folded) conversation."""
+    from sessionref.projection import project_session_conversation
+
+    store = open_cli_store(args)
+    try:
+        session_id = asyncio.run(resolve_session_id(store, args.session_id))
+        snapshot = asyncio.run(store.read_surface(session_id))
+        title = store.title(session_id)
+    finally:
+        store.close()
+    header = snapshot["session"]
+    items = project_session_conversation(snapshot)
+    if args.json:
+        print(safe_json({
+            "sessionId": header.get("id", session_id),
+            "title": title,
+            "cwd": header.get("cwd"),
+            "createdAt": header.get("createdAt"),
+            "capturedThroughSeq": snapshot.get("capturedThroughSeq"),
+            "conversation": [{"role": item.role, "text": item.text, "checkpoint": item.checkpoint}
+                             for item in items],
+        }))
+        return EXIT_OK
+    lines = [
+        f"# {inert(title or session_id)}",
+        f"id:      {inert(str(header.get('id', session_id)))}",
+        f"cwd:     {inert(str(header['cwd'])) if header.get('cwd') is not None else '(no cwd)'}",
+    ]
+    if isinstance(header.get("createdAt"), int):
+        lines.append(f"created: {_iso(header['createdAt'])}")
+    lines.append(f"through: seq {snapshot.get('capturedThroughSeq')}")
+    if not items:
+        lines.append("\n(no messages)")
+    for item in items:
+        who = "checkpoint" if item.checkpoint else ("you" if item.role == "user" else "assistant")
+        lines.append(f"\n{who} ›\n{inert_block(item.text)}")
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_mention(args: argparse.Namespace) -> int:
+    """`mention ID`: the canonical mention token (label: --label, else the title, else the id)."""
+    from sessionref.uri import SessionReference, format_session_reference_mention
+
+    store = open_cli_store(args)
+    try:
+        session_id = asyncio.run(resolve_session_id(store, args.session_id))
+        label = args.label if args.label is not None else (store.title(session_id) or session_id)
+    finally:
+        store.close()
+    # The label is what readers see (made inert, as in the completion menu); the URI keeps the raw id.
+    mention = format_session_reference_mention(SessionReference(session_id, inert(label)))
+    if args.json:
+        print(safe_json({"sessionId": session_id, "label": inert(label), "mention": mention}))
+    else:
+        print(mention)
+    return EXIT_OK

@@ -1,0 +1,169 @@
+"""The argument parser of `sessionref`: subcommands, options, help texts and bounded usage errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Final, NoReturn
+
+from sessionref.excerpts import bounded_excerpt
+
+from sessionref_tui.cli.output import EXIT_USAGE
+from sessionref_tui.display import inert
+
+USAGE_MESSAGE_CHARS: Final = 300
+"""Characters of an argparse error (which may quote the bad argument) printed with the usage line."""
+
+DSH_NOTE: Final = (
+    "A DSH sessions directory (…/--project--/<id>/session.jsonl[.zstd]) works too: its sessions can be "
+    "listed, shown and referenced; .zstd logs are read-only."
+)
+READ_STORE_HELP: Final = (
+    "session store directory (default: $SESSIONREF_HOME, else the platform's user data directory). "
+    "It must exist (error CLI_STORE_NOT_FOUND otherwise); `sessionref chat` or `sessionref repl` creates "
+    "it. " + DSH_NOTE
+)
+WRITE_STORE_HELP: Final = (
+    "session store directory (default: $SESSIONREF_HOME, else the platform's user data directory). "
+    "Created when missing (a note on stderr says so). " + DSH_NOTE
+)
+ID_HELP: Final = "a session id, or a unique start of one (an exact id always wins)"
+
+DESCRIPTION: Final = """\
+Mention one AI chat session inside another.
+
+  sessionref demo                 the chat app on a seeded temporary store (offline demo model)
+  sessionref chat                 the chat app on your store
+  sessionref repl                 the same chat as a line-mode prompt in your terminal scrollback
+  sessionref sessions [QUERY]     sessions you can mention, ranked like @ completion
+  sessionref show ID              one session's current conversation
+  sessionref mention ID           the canonical @[label](dsh-session:…) token for a session
+  sessionref prepare TEXT --session ID
+                                  what a message would send: readable text + the context message
+
+ID may be a unique start of a session id (as `sessions` prints them).
+"""
+
+DSH_EPILOG: Final = """\
+DSH sessions: point --store at a DSH sessions directory (for example ~/.dsh/sessions) to list, show,
+mention and reference its sessions; compressed .jsonl.zstd logs are read-only."""
+EXIT_EPILOG: Final = "Exit codes: 0 ok, 1 the operation failed, 2 usage error."
+JSON_EPILOG: Final = """\
+With --json the output is JSON, and so is a failure: {"error": {"code", "message"}} on stdout
+(the message is on stderr too). Output cut short by a closed pipe (| head) ends quietly with exit
+status 141."""
+
+TOP_EPILOG: Final = f"""\
+{DSH_EPILOG}
+{EXIT_EPILOG} `sessions`, `show`, `mention` and `prepare` take --json for machine-readable output."""
+
+DEMO_DESCRIPTION: Final = (
+    "Run the chat app on a fresh temporary store with sample sessions (no key needed). The store is "
+    "deleted when you quit, so --store is not accepted: use `sessionref chat --store DIR` for your own."
+)
+
+
+def package_version() -> str:
+    """The installed sessionref version (from package metadata), or "unknown" when not installed."""
+    try:
+        return version("sessionref")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class BoundedArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors quote a bounded, inert excerpt of what was typed."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and the (bounded, inert) message on stderr; exit 2."""
+        self.print_usage(sys.stderr)
+        shown = inert(bounded_excerpt(message, USAGE_MESSAGE_CHARS))
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {shown}\n")
+
+
+class _RefuseDemoStore(argparse.Action):
+    """`demo --store DIR`: a usage error explaining that the demo always uses a throwaway store."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(
+            "the demo always runs on a fresh temporary store that is deleted when you quit, so --store "
+            "is not accepted; to chat on your own store run `sessionref chat --store DIR`"
+        )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {bounded_excerpt(text, 40)!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _epilog(*, with_json: bool, dsh: bool = True) -> str:
+    parts = [DSH_EPILOG] if dsh else []
+    parts.append(EXIT_EPILOG)
+    if with_json:
+        parts.append(JSON_EPILOG)
+    return "\n".join(parts)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `sessionref` with every subcommand."""
+    read_store = argparse.ArgumentParser(add_help=False)
+    read_store.add_argument("--store", metavar="DIR", type=Path, help=READ_STORE_HELP)
+    write_store = argparse.ArgumentParser(add_help=False)
+    write_store.add_argument("--store", metavar="DIR", type=Path, help=WRITE_STORE_HELP)
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    parser = BoundedArgumentParser(prog="sessionref", description=DESCRIPTION, epilog=TOP_EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"sessionref {package_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, help_text: str, *parents: argparse.ArgumentParser,
+            description: str | None = None, dsh: bool = True) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=help_text, description=description or help_text, parents=list(parents),
+            epilog=_epilog(with_json=as_json in parents, dsh=dsh),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    chat = add("chat", "Run the chat app (Textual) on the store.", write_store)
+    chat.add_argument("--cwd", metavar="DIR", help="working directory new sessions belong to (default: here)")
+
+    demo = add("demo", "Run the chat app on a fresh temporary store with sample sessions (no key needed).",
+               description=DEMO_DESCRIPTION, dsh=False)
+    demo.add_argument("--pace", type=float, default=None, metavar="SECONDS",
+                      help="seconds between streamed words of the demo model")
+    demo.add_argument("--store", nargs="?", action=_RefuseDemoStore, help=argparse.SUPPRESS)
+
+    repl = add("repl", "Chat in a line-mode prompt in the normal terminal scrollback.", write_store)
+    repl.add_argument("--session", metavar="ID",
+                      help=f"continue this session: {ID_HELP} (default: a new one)")
+    repl.add_argument("--cwd", metavar="DIR", help="working directory new sessions belong to (default: here)")
+
+    sessions = add("sessions", "List sessions you can mention, ranked like @ completion.", read_store,
+                   as_json)
+    sessions.add_argument("query", nargs="?", default="", help="text to find in the title, id or cwd")
+    sessions.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N rows (50)")
+    sessions.add_argument("--cwd", metavar="DIR", help="rank sessions of DIR first (default: here)")
+
+    show = add("show", "Print a session's current (folded) conversation.", read_store, as_json)
+    show.add_argument("session_id", metavar="ID", help=ID_HELP)
+
+    mention = add("mention", "Print the canonical mention token of a session.", read_store, as_json)
+    mention.add_argument("session_id", metavar="ID", help=ID_HELP)
+    mention.add_argument("--label", help="label to show (default: the session's title, else its id)")
+
+    prepare = add("prepare", "Parse mentions in TEXT as if sent from a session; print what would be sent.",
+                  read_store, as_json)
+    prepare.add_argument("text", metavar="TEXT")
+    prepare.add_argument("--session", required=True, metavar="ID",
+                         help=f"the session the text is sent from: {ID_HELP}")
+    return parser

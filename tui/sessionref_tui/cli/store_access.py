@@ -1,0 +1,98 @@
+"""Which store a command uses, and what happens when its directory does not exist yet.
+
+Commands that only read (`sessions`, `show`, `mention`, `prepare`) never create anything: a missing
+directory is `CLI_STORE_NOT_FOUND` with a hint. The chat commands (`chat`, `repl`) create a missing
+store directory and say so on stderr, whether it is the default store or one named by `--store`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from sessionref.errors import CodedError
+
+from sessionref_tui.cli.output import note
+
+if TYPE_CHECKING:
+    from sessionref.store import SessionStore
+
+CLI_STORE_NOT_FOUND: Final = "CLI_STORE_NOT_FOUND"
+CLI_STORE_NOT_CREATED: Final = "CLI_STORE_NOT_CREATED"
+
+LARGE_STORE_SESSIONS: Final = 500
+"""First-time indexing of at least this many sessions prints progress on stderr."""
+
+
+class CliError(CodedError):
+    """A failure the CLI reports with a stable code."""
+
+
+def store_root(args: argparse.Namespace) -> Path:
+    """The directory named by `--store`, else the default store (`$SESSIONREF_HOME` or the data dir)."""
+    if args.store is not None:
+        return Path(args.store).expanduser()
+    from sessionref.store import default_store_root
+
+    return default_store_root()
+
+
+def progress_printer(*, threshold: int = LARGE_STORE_SESSIONS) -> Callable[[int, int], None]:
+    """A `progress(done, total)` callback printing a percentage on stderr, at most once per percent.
+
+    Stays silent when fewer than `threshold` sessions are being indexed.
+    """
+    last = -1
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        if total < threshold:
+            return
+        percent = 100 if total <= 0 else done * 100 // total
+        if percent == last:
+            return
+        last = percent
+        end = "\n" if done >= total else ""
+        print(f"\rindexing sessions: {done}/{total} ({percent}%)", end=end, file=sys.stderr, flush=True)
+
+    return progress
+
+
+def existing_store_root(args: argparse.Namespace) -> Path:
+    """The store directory of a read-only command; `CLI_STORE_NOT_FOUND` (with a hint) if it is missing."""
+    root = store_root(args)
+    if not root.exists():
+        raise CliError(
+            CLI_STORE_NOT_FOUND,
+            f"there is no session store at {root} yet; `sessionref chat` or `sessionref repl` "
+            "creates it when it starts (or pass --store DIR to read another one)",
+        )
+    return root
+
+
+def created_store_root(args: argparse.Namespace) -> Path:
+    """The store directory of a chat command, created (with a note on stderr) when it is missing."""
+    root = store_root(args)
+    if root.exists():
+        return root
+    try:
+        root.mkdir(parents=True)
+    except FileExistsError:
+        return root  # another process created it meanwhile
+    except OSError as error:
+        reason = error.strerror or str(error)
+        message = f"cannot create the store directory {root}: {reason}"
+        raise CliError(CLI_STORE_NOT_CREATED, message) from None
+    note(f"created a new session store at {root}")
+    return root
+
+
+def open_cli_store(args: argparse.Namespace, *, create: bool = False) -> SessionStore:
+    """Open the command's store (created first when `create`), printing indexing progress on stderr."""
+    from sessionref.store import open_store
+
+    root = created_store_root(args) if create else existing_store_root(args)
+    return open_store(root, progress=progress_printer())
