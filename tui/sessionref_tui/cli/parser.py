@@ -6,7 +6,7 @@ import argparse
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import IO, Any, Final, NoReturn
 
 from sessionref.excerpts import bounded_excerpt
 
@@ -75,6 +75,11 @@ def package_version() -> str:
 
 class BoundedArgumentParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors quote a bounded, inert excerpt of what was typed."""
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        # argparse drops write errors here; a closed pipe must reach `main` to end with status 141.
+        if message:
+            (file or sys.stderr).write(message)
 
     def error(self, message: str) -> NoReturn:
         """Print the usage and the (bounded, inert) message on stderr; exit 2."""
