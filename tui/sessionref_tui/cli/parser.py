@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -30,6 +31,7 @@ WRITE_STORE_HELP: Final = (
     "Created when missing (a note on stderr says so). " + DSH_NOTE
 )
 ID_HELP: Final = "a session id, or a unique start of one (an exact id always wins)"
+CWD_HELP: Final = "working directory new sessions belong to (default: here)"
 
 DESCRIPTION: Final = """\
 Mention one AI chat session inside another.
@@ -109,6 +111,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {bounded_excerpt(text, 40)!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError("must be a finite number of seconds, zero or more")
+    return value
+
+
+def _directory(text: str) -> Path:
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError("a directory name cannot contain a NUL character")
+    return Path(text)
+
+
+def _cwd(text: str) -> str:
+    return str(_directory(text))
+
+
 def _epilog(*, with_json: bool, dsh: bool = True) -> str:
     parts = [DSH_EPILOG] if dsh else []
     parts.append(EXIT_EPILOG)
@@ -120,9 +142,9 @@ def _epilog(*, with_json: bool, dsh: bool = True) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `sessionref` with every subcommand."""
     read_store = argparse.ArgumentParser(add_help=False)
-    read_store.add_argument("--store", metavar="DIR", type=Path, help=READ_STORE_HELP)
+    read_store.add_argument("--store", metavar="DIR", type=_directory, help=READ_STORE_HELP)
     write_store = argparse.ArgumentParser(add_help=False)
-    write_store.add_argument("--store", metavar="DIR", type=Path, help=WRITE_STORE_HELP)
+    write_store.add_argument("--store", metavar="DIR", type=_directory, help=WRITE_STORE_HELP)
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
 
@@ -140,24 +162,25 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     chat = add("chat", "Run the chat app (Textual) on the store.", write_store)
-    chat.add_argument("--cwd", metavar="DIR", help="working directory new sessions belong to (default: here)")
+    chat.add_argument("--cwd", metavar="DIR", type=_cwd, help=CWD_HELP)
 
     demo = add("demo", "Run the chat app on a fresh temporary store with sample sessions (no key needed).",
                description=DEMO_DESCRIPTION, dsh=False)
-    demo.add_argument("--pace", type=float, default=None, metavar="SECONDS",
+    demo.add_argument("--pace", type=_seconds, default=None, metavar="SECONDS",
                       help="seconds between streamed words of the demo model")
     demo.add_argument("--store", nargs="?", action=_RefuseDemoStore, help=argparse.SUPPRESS)
 
     repl = add("repl", "Chat in a line-mode prompt in the normal terminal scrollback.", write_store)
     repl.add_argument("--session", metavar="ID",
                       help=f"continue this session: {ID_HELP} (default: a new one)")
-    repl.add_argument("--cwd", metavar="DIR", help="working directory new sessions belong to (default: here)")
+    repl.add_argument("--cwd", metavar="DIR", type=_cwd, help=CWD_HELP)
 
     sessions = add("sessions", "List sessions you can mention, ranked like @ completion.", read_store,
                    as_json)
     sessions.add_argument("query", nargs="?", default="", help="text to find in the title, id or cwd")
     sessions.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N rows (50)")
-    sessions.add_argument("--cwd", metavar="DIR", help="rank sessions of DIR first (default: here)")
+    sessions.add_argument("--cwd", metavar="DIR", type=_cwd,
+                          help="rank sessions of DIR first (default: here)")
 
     show = add("show", "Print a session's current (folded) conversation.", read_store, as_json)
     show.add_argument("session_id", metavar="ID", help=ID_HELP)
