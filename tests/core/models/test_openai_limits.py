@@ -140,12 +140,20 @@ async def test_a_json_body_over_the_size_bound_is_too_large(chat_server: FakeCha
     assert error.code == MODEL_STREAM_TOO_LARGE
 
 
-async def test_an_agent_keeps_the_partial_reply_of_a_too_large_stream(
-    chat_server: FakeChatServer, tmp_path: Path
+@pytest.mark.parametrize("bound", ["line", "reply", "deadline"])
+async def test_an_agent_keeps_the_partial_reply_when_a_bound_stops_it(
+    chat_server: FakeChatServer, tmp_path: Path, bound: str
 ) -> None:
-    chat_server.responder = flood_after(sse_event(delta_chunk("partial ")), sse_event(delta_chunk("text")),
-                                        b"data: ", filler=b"x" * 4096)
-    model = model_for(chat_server, limits=StreamLimits(max_line_bytes=2048))
+    kept = (sse_event(delta_chunk("partial ")), sse_event(delta_chunk("text")))
+    if bound == "line":
+        chat_server.responder = flood_after(*kept, b"data: ", filler=b"x" * 4096)
+        model = model_for(chat_server, limits=StreamLimits(max_line_bytes=2048))
+    elif bound == "reply":
+        chat_server.responder = flood_after(*kept, filler=b": keep-alive\n\n")
+        model = model_for(chat_server, limits=StreamLimits(max_reply_bytes=len(b"".join(kept)) + 5))
+    else:
+        chat_server.responder = flood_after(*kept)
+        model = model_for(chat_server, timeout=30, deadline=30, clock=SteppingClock(step=1.0))
     store = open_store(tmp_path / "store")
     try:
         store.create_session(cwd="/w", session_id="s1")
@@ -158,7 +166,8 @@ async def test_an_agent_keeps_the_partial_reply_of_a_too_large_stream(
     replies = [event for event in log if event["type"] == "assistant/message"]
     assert [reply["data"]["message"]["content"][0]["text"] for reply in replies] == ["partial text"]
     [end] = [event["data"] for event in log if event["type"] == "turn/end"]
-    assert (end["reason"], end["errorCode"]) == ("error", MODEL_STREAM_TOO_LARGE)
+    expected = MODEL_TIMEOUT if bound == "deadline" else MODEL_STREAM_TOO_LARGE
+    assert (end["reason"], end["errorCode"]) == ("error", expected)
 
 
 # -- redirects -----------------------------------------------------------------------------------------
