@@ -51,15 +51,18 @@ ID may be a unique start of a session id (as `sessions` prints them).
 DSH_EPILOG: Final = """\
 DSH sessions: point --store at a DSH sessions directory (for example ~/.dsh/sessions) to list, show,
 mention and reference its sessions; compressed .jsonl.zstd logs are read-only."""
-EXIT_EPILOG: Final = "Exit codes: 0 ok, 1 the operation failed, 2 usage error."
+EXIT_EPILOG: Final = (
+    "Exit codes: 0 ok, 1 the operation failed, 2 usage error, 141 the reader of the output went away\n"
+    "(| head: the command stops quietly)."
+)
 JSON_EPILOG: Final = """\
 With --json the output is JSON, and so is a failure: {"error": {"code", "message"}} on stdout
-(the message is on stderr too). Output cut short by a closed pipe (| head) ends quietly with exit
-status 141."""
+(the message is on stderr too)."""
 
 TOP_EPILOG: Final = f"""\
 {DSH_EPILOG}
-{EXIT_EPILOG} `sessions`, `show`, `mention` and `prepare` take --json for machine-readable output."""
+{EXIT_EPILOG}
+`sessions`, `show`, `mention` and `prepare` take --json for machine-readable output."""
 
 DEMO_DESCRIPTION: Final = (
     "Run the chat app on a fresh temporary store with sample sessions (no key needed). The store is "
