@@ -1,0 +1,223 @@
+"""What every foreign-history reader produces: ids, errors, results and DSH-shaped surface events.
+
+A foreign session (one Claude Code, Codex CLI or Gemini CLI conversation) is served to the
+reference contract as a *surface snapshot* `{"session": header, "capturedThroughSeq": N,
+"events": [...]}` shaped exactly like a folded DSH log (contract §3), so
+`sessionref.projection.project_session_conversation` projects it unchanged:
+
+* direct prompts are `user/message` events with source `{"kind": "user"}`;
+* answers are `assistant/message` events with source `{"kind": "model", provider, model}`;
+* a compaction summary is a `user/message` checkpoint with source `{"kind": "plugin",
+  "plugin": "compact", "compactionId": ...}` (decision D7) standing where the text it
+  summarises was, so the projection after a compaction is [checkpoint, later messages].
+
+Each event's `seq` is a position in the source (the 1-based line number of the record that
+produced it; for several files, line numbers keep counting across the files in order), and
+`capturedThroughSeq` is the highest such position among the projected events (None when
+nothing is projected).
+
+Ids are `<kind>:<native id>` (`claude-code:<uuid>`, `codex:<uuid>`, `gemini:<id>`): readable,
+stable, and plain strings, so they round-trip through `dsh-session:` URIs like any DSH id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from sessionref.errors import CodedError
+
+__all__ = [
+    "SOURCE_KINDS",
+    "ForeignSession",
+    "ForeignSourceError",
+    "ForeignSourceErrorCode",
+    "ForeignSummary",
+    "SourceKind",
+    "assistant_event",
+    "build_snapshot",
+    "checkpoint_event",
+    "foreign_session_id",
+    "parse_foreign_session_id",
+    "user_event",
+]
+
+SourceKind = Literal["claude-code", "codex", "gemini"]
+SOURCE_KINDS: Final[tuple[SourceKind, ...]] = ("claude-code", "codex", "gemini")
+
+# The DSH session format version of the headers we synthesise (the seed era's SESSION_FORMAT_VERSION).
+HEADER_FORMAT_VERSION: Final = 0
+# A native id is used to find files by name: it never holds a path separator or a NUL.
+_FORBIDDEN_IN_NATIVE_ID: Final = frozenset("/\\\x00")
+
+
+class ForeignSourceErrorCode(StrEnum):
+    """Stable codes of `ForeignSourceError`."""
+
+    OUTSIDE_ROOT = "FOREIGN_SOURCE_OUTSIDE_ROOT"
+    UNREADABLE = "FOREIGN_SOURCE_UNREADABLE"
+    INVALID_SESSION = "FOREIGN_SESSION_INVALID"
+    TOO_LARGE = "FOREIGN_SESSION_TOO_LARGE"
+    INVALID_ID = "FOREIGN_SESSION_ID_INVALID"
+
+
+class ForeignSourceError(CodedError):
+    """A foreign history could not be read as a session; `code` is a `ForeignSourceErrorCode`.
+
+    Malformed *lines* never raise (they are skipped and counted); this is for a file that is
+    not there, not a regular file, outside its source root, too large, or has no session id.
+    """
+
+    def __init__(self, code: ForeignSourceErrorCode, message: str) -> None:
+        super().__init__(code.value, message)
+        self.code: ForeignSourceErrorCode = code
+
+
+def foreign_session_id(kind: SourceKind, native_id: str) -> str:
+    """The sessionref id of a foreign session: `<kind>:<native id>`."""
+    return f"{kind}:{native_id}"
+
+
+def is_valid_native_id(native_id: object) -> bool:
+    """True for a non-empty id safe to look up by file name (no separator, no NUL, not `.`/`..`)."""
+    return (
+        isinstance(native_id, str)
+        and native_id not in ("", ".", "..")
+        and not _FORBIDDEN_IN_NATIVE_ID.intersection(native_id)
+    )
+
+
+def parse_foreign_session_id(session_id: str) -> tuple[SourceKind, str] | None:
+    """`(kind, native id)` for a foreign session id, or None when `session_id` is not one.
+
+    A known kind prefix with an unusable native id (empty, a path separator, NUL, `.`/`..`)
+    raises `FOREIGN_SESSION_ID_INVALID`: it names a foreign session but no file can match it.
+    """
+    kind, separator, native_id = session_id.partition(":")
+    if not separator or kind not in SOURCE_KINDS:
+        return None
+    if not is_valid_native_id(native_id):
+        raise ForeignSourceError(
+            ForeignSourceErrorCode.INVALID_ID, f"{kind} session id {native_id!r} is not a usable id"
+        )
+    return kind, native_id  # type: ignore[return-value]  # checked against SOURCE_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignSummary:
+    """Discovery facts of one foreign session (what an index row needs; no conversation).
+
+    Times are epoch milliseconds; `title` is already normalised (inert, one line, bounded).
+    """
+
+    session_id: str
+    source_kind: SourceKind
+    native_id: str
+    cwd: str | None
+    created_at: int
+    updated_at: int
+    title: str | None
+    paths: tuple[Path, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignSession:
+    """One foreign session read in full: its discovery facts plus a projectable surface snapshot.
+
+    `snapshot` is a `sessionref.query.SurfaceSnapshot`-shaped dict. `lines_read` counts every
+    line met (complete ones plus an incomplete last one); `skipped_lines` those left out:
+    blank, malformed (not one JSON object), oversized, and an incomplete last line.
+    """
+
+    summary: ForeignSummary
+    snapshot: dict[str, Any]
+    skipped_lines: int
+    lines_read: int
+
+    @property
+    def session_id(self) -> str:
+        return self.summary.session_id
+
+    @property
+    def source_kind(self) -> SourceKind:
+        return self.summary.source_kind
+
+    @property
+    def cwd(self) -> str | None:
+        return self.summary.cwd
+
+    @property
+    def created_at(self) -> int:
+        return self.summary.created_at
+
+    @property
+    def updated_at(self) -> int:
+        return self.summary.updated_at
+
+    @property
+    def title(self) -> str | None:
+        return self.summary.title
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return self.summary.paths
+
+
+def _text_content(texts: Sequence[str]) -> list[dict[str, str]]:
+    return [{"type": "text", "text": text} for text in texts]
+
+
+def user_event(seq: int, time: int, message_id: str, texts: Sequence[str]) -> dict[str, Any]:
+    """A DSH `user/message` surface event for a direct prompt made of `texts` (one text block each)."""
+    data = {"source": {"kind": "user"}, "content": _text_content(texts), "role": "user", "id": message_id}
+    return {"type": "user/message", "seq": seq, "time": time, "data": data, "surfaceOp": "append"}
+
+
+def checkpoint_event(
+    seq: int, time: int, message_id: str, compaction_id: str, texts: Sequence[str]
+) -> dict[str, Any]:
+    """A DSH compaction checkpoint: a `user/message` with source `{kind: plugin, plugin: compact}` (D7)."""
+    source = {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id}
+    data = {"source": source, "content": _text_content(texts), "role": "user", "id": message_id}
+    return {"type": "user/message", "seq": seq, "time": time, "data": data, "surfaceOp": "append"}
+
+
+def assistant_event(
+    seq: int, time: int, message_id: str, texts: Sequence[str], provider: str, model: str
+) -> dict[str, Any]:
+    """A DSH `assistant/message` surface event carrying the answer's text blocks only."""
+    message = {
+        "id": message_id,
+        "role": "assistant",
+        "content": _text_content(texts),
+        "source": {"kind": "model", "provider": provider, "model": model},
+    }
+    return {
+        "type": "assistant/message",
+        "seq": seq,
+        "time": time,
+        "data": {"message": message},
+        "surfaceOp": "append",
+    }
+
+
+def build_snapshot(summary: ForeignSummary, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The surface snapshot `{session, capturedThroughSeq, events}` of a foreign session.
+
+    The header is DSH-shaped (`type`, `version`, `id`, `createdAt`, `cwd` only when known,
+    `delegationDepth` 0); `capturedThroughSeq` is the highest event seq, or None without events.
+    """
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": HEADER_FORMAT_VERSION,
+        "id": summary.session_id,
+        "createdAt": summary.created_at,
+    }
+    if summary.cwd is not None:
+        header["cwd"] = summary.cwd
+    header["delegationDepth"] = 0
+    through = max((event["seq"] for event in events), default=None)
+    return {"session": header, "capturedThroughSeq": through, "events": events}
