@@ -1,0 +1,326 @@
+"""Claude Code histories: `$CLAUDE_CONFIG_DIR` or `~/.claude`, `projects/<escaped cwd>/<session uuid>.jsonl`.
+
+Read-only. The session id is the file name's stem (what `claude --resume` takes); folders
+beside a session file (`<uuid>/subagents/`, `tool-results/`) and `agent-*.jsonl` files are
+not sessions and are never listed.
+
+Projection (what a reference shows), decided where the formats are silent:
+
+* **Live branch.** `user`/`assistant`/`system` lines form a tree through `parentUuid`. The
+  live conversation is the chain ending at the newest leaf, taken as the last non-sidechain
+  `user` or `assistant` line of the file (appends go to the live branch; a rewind leaves the
+  abandoned branch behind, earlier in the file). Lines of any type on the chain are walked
+  through; a missing parent or a cycle ends the chain.
+* **Compaction.** A `system` line with `subtype: "compact_boundary"` has a null `parentUuid`
+  and points back with `logicalParentUuid`. When the chain met the compact summary after it
+  (`isCompactSummary: true`), the chain stops at the boundary: the summary becomes a
+  checkpoint (compaction id: the summary's parent, i.e. the boundary's uuid) standing for
+  everything before. A boundary *without* a summary on the chain (a compaction cut short)
+  hides nothing: the walk continues through `logicalParentUuid`.
+* **User text.** A user line counts when it is not `isMeta` and not a sidechain; its content
+  is a string or a list whose `text` blocks are kept. Blocks that are tool plumbing or UI
+  markup are dropped: `tool_result`/`image` blocks, and texts that start with
+  `<command-name>`, `<command-message>`, `<command-args>`, `<local-command-stdout>`,
+  `<local-command-stderr>`, `<local-command-caveat>` or `<system-reminder>`, and the
+  interruption notices Claude Code writes itself (`[Request interrupted by user]`,
+  `[Request interrupted by user for tool use]`).
+* **Assistant text.** Only `text` blocks (no `thinking`, no `tool_use`). The several lines one
+  API response is written as (same `message.id`) become one message whose text blocks keep
+  their order; its seq is the line of its last part.
+* **Titles.** The newest `custom-title` (a rename) wins; else the newest `ai-title`, ranked
+  above `summary` because it is written for this session while a `summary` line may describe
+  the leaf of another conversation it was resumed from; else the newest `summary`; else the
+  first real user prompt of the file (the store's fallback-title rule: five words, 40 chars),
+  even if a later rewind abandoned it.
+* **cwd** is the first `cwd` of the file's lines (the folder name is a lossy escape, never
+  decoded). **Times**: created = first record timestamp, updated = last record timestamp;
+  without any, the file's mtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from sessionref.sources.foreign import (
+    ForeignSession,
+    ForeignSummary,
+    assistant_event,
+    build_snapshot,
+    checkpoint_event,
+    foreign_session_id,
+    user_event,
+)
+from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp
+from sessionref.sources.scan import FileScan, scan_file
+from sessionref.sources.titles import normalize_title, prompt_title
+from sessionref.sources.walking import env_root, list_dirs, list_files, real_root
+
+__all__ = [
+    "KIND",
+    "PROVIDER",
+    "ClaudeScan",
+    "default_root",
+    "read_session",
+    "scan_session_file",
+    "walk",
+]
+
+KIND: Final = "claude-code"
+PROVIDER: Final = "anthropic"
+UNKNOWN_MODEL: Final = "unknown"
+ENV_VARIABLE: Final = "CLAUDE_CONFIG_DIR"
+MARKUP_PREFIXES: Final = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<system-reminder>",
+)
+TOOL_NOTICES: Final = frozenset(
+    {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
+)
+_TITLE_MARKERS: Final = (b'"custom-title"', b'"ai-title"', b'"summary"')
+
+
+def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+    """`$CLAUDE_CONFIG_DIR` when set, else `~/.claude`."""
+    return env_root(env, ENV_VARIABLE, home, ".claude")
+
+
+def walk(root: Path) -> Iterator[Path]:
+    """Every session file under `root/projects/*/`, by folder then name; reads no file."""
+    inside = real_root(root)
+    for project in list_dirs(root / "projects", inside):
+        for path in list_files(project, inside, "", (".jsonl",)):
+            if not path.name.startswith("agent-"):
+                yield path
+
+
+def _is_prompt_text(text: str) -> bool:
+    return not text.lstrip().startswith(MARKUP_PREFIXES) and text.strip() not in TOOL_NOTICES
+
+
+def _all_texts(content: object) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+
+
+def _message(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    message = record.get("message")
+    return message if isinstance(message, dict) else {}
+
+
+def prompt_texts(record: Mapping[str, Any]) -> list[str]:
+    """The texts a person typed on a `user` line ([] for meta, sidechain, compact summary or tool lines)."""
+    if (
+        record.get("isMeta") is True
+        or record.get("isSidechain") is True
+        or record.get("isCompactSummary") is True
+    ):
+        return []
+    return [text for text in _all_texts(_message(record).get("content")) if _is_prompt_text(text)]
+
+
+def _record_time(record: Mapping[str, Any]) -> int | None:
+    return parse_timestamp(record.get("timestamp"))
+
+
+@dataclass(slots=True)
+class ClaudeScan(FileScan):
+    """Discovery state of one Claude Code session file (see `FileScan`)."""
+
+    KIND: ClassVar[str] = KIND
+
+    custom_title: str | None = None
+    ai_title: str | None = None
+    summary_title: str | None = None
+    prompt: str | None = None
+
+    def wants(self, raw: bytes) -> bool:
+        if self.created_at is None or self.cwd is None or self.prompt is None:
+            return True
+        return any(marker in raw for marker in _TITLE_MARKERS)
+
+    def take(self, number: int, record: dict[str, Any]) -> None:
+        if self.created_at is None:
+            self.created_at = _record_time(record)
+        if self.cwd is None and isinstance(record.get("cwd"), str) and record["cwd"]:
+            self.cwd = record["cwd"]
+        kind = record.get("type")
+        if kind == "custom-title":
+            self.custom_title = normalize_title(record.get("customTitle")) or self.custom_title
+        elif kind == "ai-title":
+            self.ai_title = normalize_title(record.get("aiTitle")) or self.ai_title
+        elif kind == "summary":
+            self.summary_title = normalize_title(record.get("summary")) or self.summary_title
+        elif kind == "user" and self.prompt is None:
+            texts = prompt_texts(record)
+            if texts:
+                self.prompt = prompt_title("\n".join(texts))
+
+    def record_time(self, record: dict[str, Any]) -> int | None:
+        return _record_time(record)
+
+    @property
+    def title(self) -> str | None:
+        """Custom title, else AI title, else summary, else the first prompt's title."""
+        return self.custom_title or self.ai_title or self.summary_title or self.prompt
+
+    def summary(self) -> ForeignSummary:
+        """The discovery facts this scan found (times fall back to the file's mtime)."""
+        native_id = Path(self.path).stem
+        fallback = max(0, self.mtime_ns // 1_000_000)
+        created = self.created_at if self.created_at is not None else fallback
+        return ForeignSummary(
+            session_id=foreign_session_id(KIND, native_id),
+            source_kind=KIND,
+            native_id=native_id,
+            cwd=self.cwd,
+            created_at=created,
+            updated_at=self.updated_at if self.updated_at is not None else created,
+            title=self.title,
+            paths=(Path(self.path),),
+        )
+
+
+def scan_session_file(root: Path, path: Path, previous: ClaudeScan | None = None) -> ClaudeScan:
+    """Discovery scan of one session file, resuming from `previous` when the file only grew."""
+    return scan_file(root, path, previous, ClaudeScan)
+
+
+class _Node:
+    """One line of the `parentUuid` tree, with only what the projection needs from it."""
+
+    __slots__ = (
+        "boundary",
+        "line",
+        "logical_parent",
+        "message_id",
+        "model",
+        "parent",
+        "role",
+        "texts",
+        "time",
+        "uuid",
+    )
+
+    def __init__(self, uuid: str, record: dict[str, Any], line: int) -> None:
+        parent = record.get("parentUuid")
+        logical = record.get("logicalParentUuid")
+        self.uuid = uuid
+        self.line = line
+        self.time = _record_time(record) or 0
+        self.parent = parent if isinstance(parent, str) else None
+        self.boundary = record.get("type") == "system" and record.get("subtype") == "compact_boundary"
+        self.logical_parent = logical if self.boundary and isinstance(logical, str) else None
+        self.role: str | None = None
+        self.texts: list[str] = []
+        self.message_id = uuid
+        self.model = UNKNOWN_MODEL
+        kind = record.get("type")
+        if record.get("isSidechain") is True:
+            return
+        if kind == "user" and record.get("isCompactSummary") is True:
+            self.role, self.texts = "checkpoint", _all_texts(_message(record).get("content"))
+        elif kind == "user":
+            self.role, self.texts = "user", prompt_texts(record)
+        elif kind == "assistant":
+            message = _message(record)
+            self.role, self.texts = "assistant", _all_texts(message.get("content"))
+            if isinstance(message.get("id"), str) and message["id"]:
+                self.message_id = message["id"]
+            if isinstance(message.get("model"), str) and message["model"]:
+                self.model = message["model"]
+
+
+def _live_chain(nodes: Mapping[str, _Node], leaf: str | None) -> list[_Node]:
+    """The nodes from the root of the live branch to `leaf`, cut at a summarised compaction."""
+    chain: list[_Node] = []
+    seen: set[str] = set()
+    summarised = False
+    current = leaf
+    while current is not None and current not in seen and (node := nodes.get(current)) is not None:
+        seen.add(current)
+        chain.append(node)
+        summarised = summarised or node.role == "checkpoint"
+        if node.boundary:
+            if summarised:
+                break
+            current = node.logical_parent or node.parent
+        else:
+            current = node.parent
+    chain.reverse()
+    return chain
+
+
+def _events(chain: list[_Node]) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    answers: dict[str, dict[str, Any]] = {}
+    for node in chain:
+        if not node.texts:
+            continue
+        if node.role == "user":
+            events.append(user_event(node.line, node.time, node.uuid, node.texts))
+        elif node.role == "checkpoint":
+            events.append(
+                checkpoint_event(node.line, node.time, node.uuid, node.parent or node.uuid, node.texts)
+            )
+        elif node.role == "assistant":
+            answer = answers.get(node.message_id)
+            if answer is None:
+                answer = assistant_event(
+                    node.line, node.time, node.message_id, node.texts, PROVIDER, node.model
+                )
+                answers[node.message_id] = answer
+                events.append(answer)
+            else:
+                answer["data"]["message"]["content"].extend({"type": "text", "text": t} for t in node.texts)
+                answer["seq"], answer["time"] = node.line, node.time or answer["time"]
+    return events
+
+
+def read_session(root: Path, path: Path) -> ForeignSession:
+    """Read one session file in full: its summary and its live conversation as a surface snapshot.
+
+    Raises `ForeignSourceError` when the file cannot be opened safely; bad lines are counted.
+    """
+    handle, info = open_inside(root, path)
+    scan = ClaudeScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
+    nodes: dict[str, _Node] = {}
+    leaf: str | None = None
+    skipped = 0
+    with handle:
+        reader = LineReader(handle)
+        for number, raw in reader:
+            record = parse_record(raw)
+            if record is None:
+                skipped += 1
+                continue
+            scan.note(number, record)
+            uuid = record.get("uuid")
+            if not isinstance(uuid, str) or not uuid:
+                continue
+            node = _Node(uuid, record, number)
+            nodes[uuid] = node
+            if node.role is not None:
+                leaf = uuid
+    summary = scan.summary()
+    events = _events(_live_chain(nodes, leaf))
+    return ForeignSession(
+        summary=summary,
+        snapshot=build_snapshot(summary, events),
+        skipped_lines=skipped + (1 if reader.pending_bytes else 0),
+        lines_read=reader.line_number + (1 if reader.pending_bytes else 0),
+    )
