@@ -1,0 +1,402 @@
+"""Gemini CLI histories: `~/.gemini/tmp/<project>/chats/session-*.jsonl` (and older `session-*.json`).
+
+Read-only. The root is `$GEMINI_CLI_HOME/.gemini` when that variable is set (Gemini CLI's own
+home override), else `~/.gemini`. Folders inside `chats/` hold subagent chats and are not
+sessions. A `.json` file next to a `.jsonl` of the same name (an old copy) is not listed.
+
+Decisions where the formats are silent:
+
+* **Records.** The first record is metadata (`sessionId`, `startTime`, `lastUpdated`, ...; a
+  record with `sessionId` and no `type`). Message records have `id` and `type`; only `user`
+  and `gemini` are conversation (`info`/`error`/`warning` are kept in the history, so a
+  rewind finds them, but never projected). A message's text is its string `content`, or the
+  `text` of its parts joined *without* a separator (parts are pieces of one text, unlike
+  Claude's separate blocks); parts marked `thought: true` are left out.
+* **Updates.** `{"$set": {...}}` updates metadata (`summary` is the title, `lastUpdated` a
+  time); with `messages` it replaces the whole history, which is read as a compaction: the
+  first `user`/`gemini` item with text of the new history becomes the checkpoint (its
+  compaction id: `line-<n>` of the `$set`), the other items follow as ordinary messages.
+  `{"$rewindTo": id}` drops that message and everything after it (an unknown id changes
+  nothing). A message id written again replaces the earlier record in place (last write wins)
+  and takes the new line as its seq, so seqs are then not in list order; several items of one
+  `$set` share its line as seq. In a legacy `.json` file a message's seq is its 1-based index.
+* **Titles.** The newest `summary`, else the first user message (the store's fallback-title
+  rule). "First" is the first user message written, unless a rewind dropped it (then the next
+  one); a history replacement does not change it.
+* **cwd** is the text of `.project_root` in the project folder (trailing newline removed),
+  else None. **Times**: created = metadata `startTime` (else the first message's timestamp),
+  updated = the time of the last record that has one (`timestamp`, or `lastUpdated`);
+  without any, the file's mtime.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from sessionref.sources.foreign import (
+    ForeignSession,
+    ForeignSourceError,
+    ForeignSourceErrorCode,
+    ForeignSummary,
+    assistant_event,
+    build_snapshot,
+    checkpoint_event,
+    foreign_session_id,
+    is_valid_native_id,
+    user_event,
+)
+from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp, read_small_text
+from sessionref.sources.scan import FileScan, scan_file
+from sessionref.sources.titles import normalize_title, prompt_title
+from sessionref.sources.walking import list_dirs, list_files, real_root
+
+__all__ = ["KIND", "GeminiScan", "default_root", "project_cwd", "read_session", "scan_session_file", "walk"]
+
+KIND: Final = "gemini"
+PROVIDER: Final = "google"
+UNKNOWN_MODEL: Final = "unknown"
+ENV_VARIABLE: Final = "GEMINI_CLI_HOME"
+PROJECT_ROOT_FILE: Final = ".project_root"
+PROJECT_ROOT_MAX_BYTES: Final = 64 << 10
+# A legacy single-object `.json` session is parsed whole; beyond this size it is refused.
+LEGACY_MAX_BYTES: Final = 64 << 20
+CONVERSATION_TYPES: Final = ("user", "gemini")
+_UTF8_BOM: Final = b"\xef\xbb\xbf"
+
+
+def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+    """`$GEMINI_CLI_HOME/.gemini` when that variable is set, else `~/.gemini`."""
+    environment = os.environ if env is None else env
+    configured = environment.get(ENV_VARIABLE, "")
+    if configured:
+        return Path(configured).expanduser() / ".gemini"
+    return (Path.home() if home is None else home) / ".gemini"
+
+
+def walk(root: Path) -> Iterator[Path]:
+    """Every session file under `root/tmp/*/chats/`, by project then name; reads no file."""
+    inside = real_root(root)
+    for project in list_dirs(root / "tmp", inside):
+        files = list(list_files(project / "chats", inside, "session-", (".jsonl", ".json")))
+        streamed = {path.stem for path in files if path.suffix == ".jsonl"}
+        for path in files:
+            if path.suffix == ".jsonl" or path.stem not in streamed:
+                yield path
+
+
+def project_cwd(root: Path, session_path: Path) -> str | None:
+    """The project root named by `.project_root` beside the session's `chats/` folder, or None."""
+    text = read_small_text(root, session_path.parent.parent / PROJECT_ROOT_FILE, PROJECT_ROOT_MAX_BYTES)
+    if text is None:
+        return None
+    return text.rstrip("\r\n") or None
+
+
+def message_text(content: object) -> str:
+    """The text of a message's `content`: a string, or its non-thought `text` parts joined."""
+    if isinstance(content, str):
+        return content
+    parts = [content] if isinstance(content, dict) else content
+    if not isinstance(parts, list):
+        return ""
+    return "".join(
+        part["text"]
+        for part in parts
+        if isinstance(part, dict) and isinstance(part.get("text"), str) and part.get("thought") is not True
+    )
+
+
+def _is_metadata(record: Mapping[str, Any]) -> bool:
+    return isinstance(record.get("sessionId"), str) and "type" not in record
+
+
+def _is_message(record: Mapping[str, Any]) -> bool:
+    return isinstance(record.get("id"), str) and isinstance(record.get("type"), str)
+
+
+def _needle(message_id: str) -> bytes | None:
+    """The bytes a record naming `message_id` surely contains, or None when escaping could vary."""
+    encoded = json.dumps(message_id)
+    return encoded.encode() if encoded[1:-1] == message_id and message_id.isascii() else None
+
+
+@dataclass(slots=True)
+class GeminiScan(FileScan):
+    """Discovery state of one Gemini session file (see `FileScan` and the module's title rules)."""
+
+    KIND: ClassVar[str] = KIND
+
+    session_id: str | None = None
+    summary_title: str | None = None
+    first_user_id: str | None = None
+    first_user_title: str | None = None
+    earlier_ids: list[str] = field(default_factory=list)
+
+    def wants(self, raw: bytes) -> bool:
+        if self.created_at is None or self.session_id is None or self.first_user_id is None:
+            return True
+        if b'"$set"' in raw or b'"$rewindTo"' in raw:
+            return True
+        for message_id in (self.first_user_id, *self.earlier_ids):
+            needle = _needle(message_id)
+            if needle is None or needle in raw:
+                return True
+        return False
+
+    def _message(self, record: Mapping[str, Any]) -> None:
+        message_id, kind = record["id"], record["type"]
+        title = prompt_title(message_text(record.get("content"))) if kind == "user" else None
+        if message_id == self.first_user_id:
+            if title is None:
+                self.first_user_id, self.first_user_title = None, None
+            else:
+                self.first_user_title = title
+        elif message_id in self.earlier_ids:
+            if title is not None:
+                del self.earlier_ids[self.earlier_ids.index(message_id) :]
+                self.first_user_id, self.first_user_title = message_id, title
+        elif self.first_user_id is None:
+            if title is not None:
+                self.first_user_id, self.first_user_title = message_id, title
+            else:
+                self.earlier_ids.append(message_id)
+
+    def _rewind(self, message_id: str) -> None:
+        if message_id in self.earlier_ids:
+            del self.earlier_ids[self.earlier_ids.index(message_id) :]
+            self.first_user_id, self.first_user_title = None, None
+        elif message_id == self.first_user_id:
+            self.first_user_id, self.first_user_title = None, None
+
+    def take(self, number: int, record: dict[str, Any]) -> None:
+        if _is_metadata(record):
+            if self.session_id is None:
+                self.session_id = record["sessionId"]
+                started = parse_timestamp(record.get("startTime"))
+                self.created_at = self.created_at if started is None else started
+            self.summary_title = normalize_title(record.get("summary")) or self.summary_title
+        elif isinstance(record.get("$set"), dict):
+            update = record["$set"]
+            self.summary_title = normalize_title(update.get("summary")) or self.summary_title
+            messages = update.get("messages")
+            if self.first_user_id is None and isinstance(messages, list):
+                for item in messages[1:]:
+                    if isinstance(item, dict) and _is_message(item):
+                        self._message(item)
+        elif isinstance(record.get("$rewindTo"), str):
+            self._rewind(record["$rewindTo"])
+        elif _is_message(record):
+            if self.created_at is None:
+                self.created_at = parse_timestamp(record.get("timestamp"))
+            self._message(record)
+
+    def record_time(self, record: dict[str, Any]) -> int | None:
+        if isinstance(record.get("$set"), dict):
+            return parse_timestamp(record["$set"].get("lastUpdated"))
+        if _is_metadata(record):
+            updated = parse_timestamp(record.get("lastUpdated"))
+            return parse_timestamp(record.get("startTime")) if updated is None else updated
+        return parse_timestamp(record.get("timestamp"))
+
+    @property
+    def title(self) -> str | None:
+        return self.summary_title or self.first_user_title
+
+    def summary(self, cwd: str | None) -> ForeignSummary:
+        """The discovery facts of this file; raises `FOREIGN_SESSION_INVALID` without a session id yet."""
+        native_id = self.session_id
+        if not is_valid_native_id(native_id):
+            raise ForeignSourceError(
+                ForeignSourceErrorCode.INVALID_SESSION, f"{self.path!r} has no usable Gemini session id"
+            )
+        created = self.created_at if self.created_at is not None else max(0, self.mtime_ns // 1_000_000)
+        return ForeignSummary(
+            session_id=foreign_session_id(KIND, native_id),  # type: ignore[arg-type]  # checked above
+            source_kind=KIND,
+            native_id=native_id,  # type: ignore[arg-type]
+            cwd=cwd,
+            created_at=created,
+            updated_at=self.updated_at if self.updated_at is not None else created,
+            title=self.title,
+            paths=(Path(self.path),),
+        )
+
+
+def _load_legacy(
+    root: Path, path: Path, previous: GeminiScan | None = None
+) -> tuple[GeminiScan, dict[str, Any] | None]:
+    """Parse a legacy single-object session (whole file; refused above `LEGACY_MAX_BYTES`).
+
+    Returns `previous` itself, unread, when its path, size and mtime still match.
+    """
+    handle, info = open_inside(root, path)
+    scan = GeminiScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
+    with handle:
+        if previous is not None and (previous.path, previous.size, previous.mtime_ns) == (
+            scan.path,
+            scan.size,
+            scan.mtime_ns,
+        ):
+            return previous, None
+        if info.st_size > LEGACY_MAX_BYTES:
+            raise ForeignSourceError(
+                ForeignSourceErrorCode.TOO_LARGE, f"{str(path)!r} is larger than {LEGACY_MAX_BYTES} bytes"
+            )
+        content = handle.read(LEGACY_MAX_BYTES + 1)
+    document = parse_record(content.removeprefix(_UTF8_BOM).strip())
+    if document is None:
+        return scan, None
+    metadata = {key: value for key, value in document.items() if key != "messages"}
+    if _is_metadata(metadata):
+        scan.note(0, metadata)
+    return scan, document
+
+
+def scan_session_file(root: Path, path: Path, previous: GeminiScan | None = None) -> GeminiScan:
+    """Discovery scan of one session file, resuming from `previous` when a `.jsonl` file only grew.
+
+    A legacy `.json` file is parsed whole whenever its size or mtime changed.
+    """
+    if path.suffix != ".json":
+        return scan_file(root, path, previous, GeminiScan)
+    scan, document = _load_legacy(root, path, previous)
+    if scan is not previous:
+        for index, item in enumerate(_legacy_messages(document)):
+            scan.note(index + 1, item)
+    return scan
+
+
+def _legacy_messages(document: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    messages = document.get("messages") if document is not None else None
+    return [item for item in messages if isinstance(item, dict)] if isinstance(messages, list) else []
+
+
+@dataclass(slots=True)
+class _Entry:
+    kind: str
+    text: str
+    seq: int
+    time: int
+    model: str
+    checkpoint: str | None = None  # the compaction id when this item stands for a replaced history
+
+
+def _time_or_zero(value: object) -> int:
+    moment = parse_timestamp(value)
+    return 0 if moment is None else moment
+
+
+class _History:
+    """The current message list: ids in order, last write wins, rewinds truncate."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, _Entry] = {}
+
+    @staticmethod
+    def entry(record: Mapping[str, Any], seq: int) -> _Entry:
+        model = record.get("model")
+        return _Entry(
+            kind=record["type"],
+            text=message_text(record.get("content")),
+            seq=seq,
+            time=_time_or_zero(record.get("timestamp")),
+            model=model if isinstance(model, str) and model else UNKNOWN_MODEL,
+        )
+
+    def put(self, record: Mapping[str, Any], seq: int) -> None:
+        previous = self.entries.get(record["id"])
+        entry = self.entry(record, seq)
+        if previous is not None:
+            entry.checkpoint = previous.checkpoint
+        self.entries[record["id"]] = entry  # an existing key keeps its position
+
+    def rewind(self, message_id: str) -> None:
+        if message_id not in self.entries:
+            return
+        ids = list(self.entries)
+        for dropped in ids[ids.index(message_id) :]:
+            del self.entries[dropped]
+
+    def replace(self, messages: list[Any], seq: int) -> None:
+        self.entries = {}
+        compaction_id: str | None = f"line-{seq}"
+        for index, item in enumerate(messages):
+            if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+                continue
+            message_id = item["id"] if isinstance(item.get("id"), str) else f"line-{seq}-{index}"
+            entry = self.entry(item, seq)
+            if compaction_id is not None and entry.kind in CONVERSATION_TYPES and entry.text:
+                entry.checkpoint, compaction_id = compaction_id, None
+            self.entries.pop(message_id, None)
+            self.entries[message_id] = entry
+
+    def events(self) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        for message_id, entry in self.entries.items():
+            if not entry.text or entry.kind not in CONVERSATION_TYPES:
+                continue
+            if entry.checkpoint is not None:
+                events.append(
+                    checkpoint_event(entry.seq, entry.time, message_id, entry.checkpoint, [entry.text])
+                )
+            elif entry.kind == "user":
+                events.append(user_event(entry.seq, entry.time, message_id, [entry.text]))
+            else:
+                events.append(
+                    assistant_event(entry.seq, entry.time, message_id, [entry.text], PROVIDER, entry.model)
+                )
+        return events
+
+
+def _apply(history: _History, seq: int, record: Mapping[str, Any]) -> None:
+    update = record.get("$set")
+    if isinstance(update, dict):
+        if isinstance(update.get("messages"), list):
+            history.replace(update["messages"], seq)
+    elif isinstance(record.get("$rewindTo"), str):
+        history.rewind(record["$rewindTo"])
+    elif _is_message(record):
+        history.put(record, seq)
+
+
+def read_session(root: Path, path: Path) -> ForeignSession:
+    """Read one session file in full: its summary and its current history as a surface snapshot.
+
+    Raises `ForeignSourceError` when the file cannot be opened safely, is too large (legacy
+    `.json`), or names no session id.
+    """
+    history = _History()
+    if path.suffix == ".json":
+        scan, document = _load_legacy(root, path)
+        messages = _legacy_messages(document)
+        for index, item in enumerate(messages):
+            scan.note(index + 1, item)
+            _apply(history, index + 1, item)
+        skipped, lines_read = (1 if document is None else 0), 1
+    else:
+        handle, info = open_inside(root, path)
+        scan = GeminiScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
+        skipped = 0
+        with handle:
+            reader = LineReader(handle)
+            for number, raw in reader:
+                record = parse_record(raw)
+                if record is None:
+                    skipped += 1
+                    continue
+                scan.note(number, record)
+                _apply(history, number, record)
+        skipped += 1 if reader.pending_bytes else 0
+        lines_read = reader.line_number + (1 if reader.pending_bytes else 0)
+    summary = scan.summary(project_cwd(root, path))
+    return ForeignSession(
+        summary=summary,
+        snapshot=build_snapshot(summary, history.events()),
+        skipped_lines=skipped,
+        lines_read=lines_read,
+    )
