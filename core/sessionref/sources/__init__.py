@@ -1,0 +1,60 @@
+"""Read-only readers for other agents' session histories: Claude Code, Codex CLI and Gemini CLI.
+
+Pure and toolkit-free: standard library plus the contract's pure modules. Nothing here
+writes anywhere; every file is opened read-only, inside its source root.
+
+Per source (modules `claude_code`, `codex`, `gemini`):
+
+* `default_root(env=None, home=None)`: the source root (its environment variable, else the
+  home path);
+* `walk(root)`: the session files, cheaply (no reads, except a Codex file whose name lacks
+  the session id); Codex yields `CodexSessionFiles` (all files of one session);
+* `scan_session_file(root, path, previous=None)`: the resumable discovery scan of one file
+  (a `FileScan` subclass with `to_json`/`from_json`); its summary is `scan.summary()`
+  (Claude), `scan.summary(project_cwd(root, path))` (Gemini) or
+  `codex.summarize(id, scans, thread_names)` (Codex, with `scan_thread_names(root)`);
+* `read_session(root, ...)`: a `ForeignSession` (summary plus a projectable surface snapshot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from sessionref.sources import claude_code, codex, gemini
+from sessionref.sources.foreign import (
+    SOURCE_KINDS,
+    ForeignSession,
+    ForeignSourceError,
+    ForeignSourceErrorCode,
+    ForeignSummary,
+    SourceKind,
+    foreign_session_id,
+    parse_foreign_session_id,
+)
+from sessionref.sources.scan import FileScan
+
+__all__ = [
+    "SOURCE_KINDS",
+    "FileScan",
+    "ForeignSession",
+    "ForeignSourceError",
+    "ForeignSourceErrorCode",
+    "ForeignSummary",
+    "SourceKind",
+    "claude_code",
+    "codex",
+    "default_roots",
+    "foreign_session_id",
+    "gemini",
+    "parse_foreign_session_id",
+]
+
+
+def default_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> dict[SourceKind, Path]:
+    """The default root of every source (whether or not it exists)."""
+    return {
+        "claude-code": claude_code.default_root(env, home),
+        "codex": codex.default_root(env, home),
+        "gemini": gemini.default_root(env, home),
+    }
