@@ -1,0 +1,115 @@
+"""Helpers for the foreign-history reader tests: fixture roots, readers by kind, a tiny SessionQuery."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sessionref.query import SessionRecord, SurfaceSnapshot
+from sessionref.sources import ForeignSession, ForeignSummary, claude_code, codex, gemini
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "histories"
+GOLDEN = FIXTURES / "golden"
+ROOTS = {"claude-code": FIXTURES / "claude-code", "codex": FIXTURES / "codex", "gemini": FIXTURES / "gemini"}
+
+
+@dataclass(frozen=True)
+class FixtureSession:
+    """One session of a fixture root, with functions to read it in full and to scan it for discovery."""
+
+    kind: str
+    key: str
+    read: Callable[[], ForeignSession]
+    scan: Callable[[], ForeignSummary]
+
+
+def _claude(root: Path) -> Iterable[FixtureSession]:
+    for path in claude_code.walk(root):
+        yield FixtureSession(
+            "claude-code",
+            path.stem,
+            lambda path=path: claude_code.read_session(root, path),
+            lambda path=path: claude_code.scan_session_file(root, path).summary(),
+        )
+
+
+def _codex(root: Path) -> Iterable[FixtureSession]:
+    for files in codex.walk(root):
+
+        def scan(files: codex.CodexSessionFiles = files) -> ForeignSummary:
+            scans = [codex.scan_session_file(root, path) for path in files.paths]
+            return codex.summarize(files.native_id, scans, codex.scan_thread_names(root).names)
+
+        yield FixtureSession(
+            "codex", files.native_id, lambda files=files: codex.read_session(root, files), scan
+        )
+
+
+def _gemini(root: Path) -> Iterable[FixtureSession]:
+    for path in gemini.walk(root):
+        yield FixtureSession(
+            "gemini",
+            path.name,
+            lambda path=path: gemini.read_session(root, path),
+            lambda path=path: gemini.scan_session_file(root, path).summary(gemini.project_cwd(root, path)),
+        )
+
+
+def fixture_sessions(roots: Mapping[str, Path] = ROOTS) -> list[FixtureSession]:
+    """Every session of every fixture root, in walk order."""
+    return [*_claude(roots["claude-code"]), *_codex(roots["codex"]), *_gemini(roots["gemini"])]
+
+
+def copy_root(kind: str, destination: Path) -> Path:
+    """A private copy of one fixture root (for tests that add files, links or bytes)."""
+    target = destination / kind
+    shutil.copytree(ROOTS[kind], target, symlinks=True)
+    return target
+
+
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any] | str], *, end: str = "\n") -> Path:
+    """Write records (dicts as compact JSON, strings as they are) one per line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [item if isinstance(item, str) else json.dumps(item, separators=(",", ":")) for item in records]
+    path.write_text("\n".join(lines) + (end if lines else ""), encoding="utf-8")
+    return path
+
+
+def tree_state(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Bytes and mtime of every file under `root` (links not followed), to prove nothing was written."""
+    state: dict[str, tuple[bytes, int]] = {}
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = Path(directory) / name
+            if path.is_symlink():
+                state[str(path)] = (os.readlink(path).encode(), 0)
+            else:
+                state[str(path)] = (path.read_bytes(), path.stat().st_mtime_ns)
+    return state
+
+
+class SnapshotQuery:
+    """A `SessionQuery` serving foreign sessions read in advance (deep copies, like a real backend)."""
+
+    def __init__(self, sessions: Sequence[ForeignSession]) -> None:
+        self.sessions = {session.session_id: session for session in sessions}
+
+    async def list_sessions(self) -> Sequence[SessionRecord]:
+        ordered = sorted(
+            self.sessions.values(), key=lambda session: (-session.updated_at, session.session_id)
+        )
+        return [SessionRecord(s.session_id, s.created_at, s.cwd, s.updated_at) for s in ordered]
+
+    async def read_surface(self, session_id: str) -> SurfaceSnapshot:
+        if session_id not in self.sessions:
+            raise LookupError(f"session {session_id!r} not found")
+        return copy.deepcopy(self.sessions[session_id].snapshot)  # type: ignore[return-value]
+
+    async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
+        return {sid: self.sessions[sid].title if sid in self.sessions else None for sid in session_ids}
