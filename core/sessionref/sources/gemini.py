@@ -22,7 +22,9 @@ Decisions where the formats are silent:
   `$set` share its line as seq. In a legacy `.json` file a message's seq is its 1-based index.
 * **Titles.** The newest `summary`, else the first user message (the store's fallback-title
   rule). "First" is the first user message written, unless a rewind dropped it (then the next
-  one); a history replacement does not change it.
+  one written); rewriting it with new text retitles, rewriting it as another type does not
+  (finding the next user message would need the whole history); a history replacement does
+  not change it.
 * **cwd** is the text of `.project_root` in the project folder (trailing newline removed),
   else None. **Times**: created = metadata `startTime` (else the first message's timestamp),
   updated = the time of the last record that has one (`timestamp`, or `lastUpdated`);
@@ -152,10 +154,7 @@ class GeminiScan(FileScan):
         message_id, kind = record["id"], record["type"]
         title = prompt_title(message_text(record.get("content"))) if kind == "user" else None
         if message_id == self.first_user_id:
-            if title is None:
-                self.first_user_id, self.first_user_title = None, None
-            else:
-                self.first_user_title = title
+            self.first_user_title = title or self.first_user_title
         elif message_id in self.earlier_ids:
             if title is not None:
                 del self.earlier_ids[self.earlier_ids.index(message_id) :]
