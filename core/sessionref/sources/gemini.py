@@ -142,7 +142,7 @@ class GeminiScan(FileScan):
     def wants(self, raw: bytes) -> bool:
         if self.created_at is None or self.session_id is None or self.first_user_id is None:
             return True
-        if b'"$set"' in raw or b'"$rewindTo"' in raw:
+        if b'"$set"' in raw or b'"$rewindTo"' in raw or b'"sessionId"' in raw:
             return True
         for message_id in (self.first_user_id, *self.earlier_ids):
             needle = _needle(message_id)
