@@ -246,7 +246,7 @@ def _load_legacy(
             raise ForeignSourceError(
                 ForeignSourceErrorCode.TOO_LARGE, f"{str(path)!r} is larger than {LEGACY_MAX_BYTES} bytes"
             )
-        content = handle.read(LEGACY_MAX_BYTES + 1)
+        content = handle.read(info.st_size + 1)  # never a buffer larger than the file
     document = parse_record(content.removeprefix(_UTF8_BOM).strip())
     if document is None:
         return scan, None

@@ -100,7 +100,7 @@ def read_small_text(root: Path, path: Path, limit: int) -> str | None:
         if info.st_size > limit:
             return None
         try:
-            return handle.read(limit + 1)[:limit].decode("utf-8")
+            return handle.read(info.st_size + 1)[:limit].decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 
