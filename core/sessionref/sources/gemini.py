@@ -33,6 +33,7 @@ Decisions where the formats are silent:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -121,6 +122,7 @@ def _is_message(record: Mapping[str, Any]) -> bool:
     return isinstance(record.get("id"), str) and isinstance(record.get("type"), str)
 
 
+@functools.lru_cache(maxsize=4096)
 def _needle(message_id: str) -> bytes | None:
     """The bytes a record naming `message_id` surely contains, or None when escaping could vary."""
     encoded = json.dumps(message_id)

@@ -7,7 +7,7 @@ speed); the rest are skipped unparsed. Its state (`FileScan` subclasses) is plai
 `to_json`/`from_json`, so an index can store it (e.g. a JSON column in SQLite) and hand it
 back: `scan_file(..., previous=state)` then
 
-* returns `previous` itself, without reading, when size and mtime are unchanged;
+* returns `previous` itself, without opening the file, when size and mtime are unchanged;
 * continues from `previous.offset` when the file only grew (same size-or-larger, and the
   same `fingerprint` of its first bytes and of the bytes before the offset), so a huge
   append-only log costs only its new lines;
@@ -20,6 +20,7 @@ back: `scan_file(..., previous=state)` then
 from __future__ import annotations
 
 import copy
+import os
 import typing
 from collections import deque
 from dataclasses import dataclass, fields
@@ -131,21 +132,25 @@ def _newest_time(handle: BinaryIO, state: FileScan, tail: deque[tuple[int, int]]
     return None
 
 
+def _unchanged(path: Path, previous: FileScan) -> bool:
+    """Size and mtime as scanned, so `previous` holds (a stat reads nothing: no root check needed)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return previous.size == info.st_size and previous.mtime_ns == info.st_mtime_ns
+
+
 def scan_file(root: Path, path: Path, previous: S | None, fresh: type[S]) -> S:
     """Scan `path` (inside `root`) for discovery, resuming from `previous` when it only grew.
 
     Never modifies `previous` (a resumed scan works on a copy). Raises `ForeignSourceError`
     when the file cannot be opened safely.
     """
+    if previous is not None and previous.path == str(path) and _unchanged(path, previous):
+        return previous
     handle, info = open_inside(root, path)
     with handle:
-        if (
-            previous is not None
-            and previous.path == str(path)
-            and previous.size == info.st_size
-            and previous.mtime_ns == info.st_mtime_ns
-        ):
-            return previous
         state: S | None = None
         if (
             previous is not None
