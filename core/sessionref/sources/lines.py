@@ -2,6 +2,8 @@
 
 * `open_inside` opens a path only if it resolves (symlinks followed) to a regular file inside
   the source root; it never creates, truncates or locks anything, and never blocks on a FIFO.
+  Resolving and opening are two steps: a link swapped in between could still be followed.
+  That race is accepted: we only ever read, and only what the user running us may read.
 * `LineReader` streams the complete lines of a file from a byte offset in fixed-size chunks.
   A line is complete when its `\\n` has been written: a last line without one is *pending*
   (another program may be writing it) and is neither consumed nor parsed; a later scan picks
