@@ -287,8 +287,12 @@ def codex_source(root: Path) -> Source:
 def gemini_source(root: Path) -> Source:
     def scan_all(paths: list[Path], previous: dict[Any, Any] | None) -> dict[Any, Any]:
         states = {path: gemini.scan_session_file(root, path, (previous or {}).get(path)) for path in paths}
+        project_cwds: dict[Path, str | None] = {}  # one `.project_root` read per project folder and pass
         for path, state in states.items():
-            state.summary(gemini.project_cwd(root, path))
+            project = path.parent.parent
+            if project not in project_cwds:
+                project_cwds[project] = gemini.project_cwd(root, path)
+            state.summary(project_cwds[project])
         return states
 
     def grow(rng: random.Random, path: Path) -> None:
