@@ -107,13 +107,14 @@ def test_chat_and_demo_hand_their_options_to_the_launcher(store_root: Path, caps
 
 def test_repl_runs_on_the_store_and_exits_on_ctrl_d(store_root: Path, capsys) -> None:
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text("/title Scripted session\r\x04")
+        pipe.send_text("/new\r/switch alpha\r/title Scripted session\r\x04")
         code = main(["repl", "--store", str(store_root), "--cwd", "/w"])
     assert code == EXIT_OK
     store = open_store(store_root)
     records = asyncio.run(store.list_sessions())
     created = [record for record in records if record.id not in ("alpha", "beta", HOSTILE_ID)]
-    assert [(record.cwd, store.title(record.id)) for record in created] == [("/w", "Scripted session")]
+    assert created == []  # a new session is created by its first message, and none was sent
+    assert store.title("alpha") == "Scripted session"
     store.close()
 
 

@@ -17,6 +17,7 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from sessionref.store import SessionStore, open_store
+from sessionref.store.errors import STORE_SESSION_NOT_FOUND, StoreError
 from sessionref.workspace import Workspace
 from sessionref_tui.repl.app import LineMode
 
@@ -110,10 +111,24 @@ class Harness:
         return list(state.completions) if state is not None else []
 
     def events(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        return self.store.read_log(session_id or self.mode.agent.id)[1]
+        """The log of `session_id` (default: the current session); [] while it is not on disk."""
+        try:
+            return self.store.read_log(session_id or self.mode.agent.id)[1]
+        except StoreError as error:
+            if error.code != STORE_SESSION_NOT_FOUND:
+                raise
+            return []
+
+    async def session_ids(self) -> set[str]:
+        """The ids of every session on disk."""
+        return {record.id for record in await self.store.list_sessions()}
 
     def printed(self, needle: str) -> bool:
         return any(needle in line for line in self.mode.transcript.lines)
+
+    def count(self, needle: str) -> int:
+        """How many printed lines contain `needle`."""
+        return sum(needle in line for line in self.mode.transcript.lines)
 
     async def stop(self) -> int:
         assert self.task is not None

@@ -12,7 +12,14 @@ from sessionref_tui.repl.app import HISTORY_FILE_NAME, open_history
 from sessionref_tui.repl.commands import log_rows
 
 
+async def send_first_message(harness: Harness) -> None:
+    """Send one message so the draft session exists on disk, and wait for its turn to end."""
+    harness.type("hi\r")
+    await harness.until(lambda: any(e["type"] == "turn/end" for e in harness.events()))
+
+
 async def test_title_renames_the_current_session_and_updates_the_toolbar(harness: Harness) -> None:
+    await send_first_message(harness)
     harness.type("/title Parser review\r")
     await harness.until(lambda: harness.store.title(harness.mode.agent.id) == "Parser review")
     await harness.until(lambda: harness.printed("title: Parser review"))
@@ -38,7 +45,7 @@ async def test_switch_by_title_then_new(harness: Harness) -> None:
     await harness.until(lambda: harness.mode.agent.id == "abnf-notes")
     harness.type("/new\r")
     await harness.until(lambda: harness.mode.agent.id not in ("abnf-notes", first))
-    assert harness.store.record(harness.mode.agent.id).cwd == "/home/ana/work"
+    assert harness.mode.agent.cwd == "/home/ana/work"
 
 
 async def test_switch_to_an_unknown_session_is_an_error(harness: Harness) -> None:
@@ -66,8 +73,22 @@ async def test_compact_writes_a_checkpoint(harness: Harness) -> None:
 
 
 async def test_compact_with_nothing_to_compact_reports_the_code(harness: Harness) -> None:
+    harness.store.create_session(cwd="/elsewhere", session_id="empty-one")  # e.g. written by another program
+    harness.type("/switch empty-one\r")
+    await harness.until(lambda: harness.mode.agent.id == "empty-one")
     harness.type("/compact\r")
     await harness.until(lambda: harness.printed("AGENT_NOTHING_TO_COMPACT"))
+
+
+async def test_title_compact_and_log_on_a_new_session_say_it_does_not_exist_yet(harness: Harness) -> None:
+    before = await harness.session_ids()
+    harness.type("/title Too early\r")
+    await harness.until(lambda: harness.printed("REPL_NO_SESSION_YET"))
+    harness.type("/compact\r")
+    await harness.until(lambda: harness.count("REPL_NO_SESSION_YET") == 2)
+    harness.type("/log\r")
+    await harness.until(lambda: harness.printed("no log yet"))
+    assert await harness.session_ids() == before
 
 
 async def test_help_and_unknown_commands(harness: Harness) -> None:
@@ -78,8 +99,9 @@ async def test_help_and_unknown_commands(harness: Harness) -> None:
 
 
 async def test_mentions_inside_slash_commands_are_not_parsed(harness: Harness) -> None:
+    await send_first_message(harness)
     harness.type("/title about @[bad](dsh-session:IiJ)\r")
-    await harness.until(lambda: harness.store.title(harness.mode.agent.id) is not None)
+    await harness.until(lambda: harness.printed("title: about"))
     assert harness.store.title(harness.mode.agent.id) == "about @[bad](dsh-session:IiJ)"
 
 

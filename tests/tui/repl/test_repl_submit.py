@@ -53,13 +53,13 @@ async def test_idle_send_with_a_mention_logs_the_snapshot_right_before_the_messa
 async def test_running_send_steers_with_the_same_order(harness: Harness) -> None:
     harness.model.gate.clear()
     harness.type("first\r")
-    await harness.until(lambda: harness.mode.agent.status == "running"
+    await harness.until(lambda: harness.mode.status == "running"
                         and any(e["type"] == "assistant/chunk" for e in harness.events()))
     harness.type(f"also {ABNF}\r")
     await harness.until(lambda: len(harness.mode.agent.pending()) == 2)  # snapshot + prompt, one claim
     assert "2 queued" in "".join(text for _style, text in harness.mode._toolbar())
     harness.model.gate.set()
-    await harness.until(lambda: finished_turns(harness) == 1 and harness.mode.agent.status == "idle")
+    await harness.until(lambda: finished_turns(harness) == 1 and harness.mode.status == "idle")
     assert kinds(harness.events()) == [
         "turn/start", "step/start", "user/message:user:first", "assistant/message", "step/end",
         "step/start", "user/message:session-reference:## Referenced sessio",
@@ -133,7 +133,7 @@ async def test_ctrl_c_cancels_a_running_reply_and_keeps_what_streamed(harness: H
     replies = [e for e in harness.events() if e["type"] == "assistant/message"]
     assert replies[0]["data"]["message"]["content"][0]["text"] == "Hello "
     await harness.until(lambda: harness.printed("[turn 1 cancelled]"))
-    assert harness.mode.agent.status == "idle"
+    assert harness.mode.status == "idle"
 
 
 async def test_multiline_input_with_alt_enter_and_ctrl_j(harness: Harness) -> None:
@@ -169,3 +169,40 @@ async def test_hostile_reply_text_is_printed_inert(harness: Harness) -> None:
     line = next(line for line in harness.mode.transcript.lines if "done" in line)
     assert "\x1b" not in line and "\x9b" not in line
     assert "\\x1b]0;pwned\\x07" in line
+
+
+async def test_the_line_mode_starts_on_a_session_its_first_message_creates(harness: Harness) -> None:
+    seeded = {"abnf-notes", "abacus-id"}
+    draft = harness.mode.agent.id
+    assert await harness.session_ids() == seeded
+    toolbar = "".join(text for _style, text in harness.mode._toolbar())
+    assert "New session" in toolbar and "untitled" not in toolbar
+    harness.type("/new\r")
+    await harness.until(lambda: harness.mode.agent.id != draft)
+    assert await harness.session_ids() == seeded  # neither the start nor /new wrote a session
+    harness.type("first words\r")
+    await harness.until(lambda: finished_turns(harness) == 1)
+    created = harness.mode.agent.id
+    assert await harness.session_ids() == seeded | {created}
+    assert harness.store.record(created).cwd == "/home/ana/work"
+    assert harness.mode.status == "idle" and harness.printed("you › first words")
+    toolbar = "".join(text for _style, text in harness.mode._toolbar())
+    assert "first words" in toolbar  # its fallback title replaces "New session"
+
+
+async def test_leaving_without_sending_leaves_nothing_on_disk(harness: Harness) -> None:
+    harness.type("/new\r")
+    await harness.until(lambda: harness.printed("── New session"))
+    assert await harness.stop() == 0
+    assert await harness.session_ids() == {"abnf-notes", "abacus-id"}
+
+
+async def test_the_new_header_names_the_session_once(harness: Harness) -> None:
+    harness.type("/new\r")
+    await harness.until(lambda: harness.printed("── New session"))
+    header = next(line for line in harness.mode.transcript.lines if line.startswith("── New session"))
+    assert harness.mode.agent.id not in header
+    assert header == "── New session · /home/ana/work · created by its first message ──"
+    harness.type("/switch abacus\r")
+    await harness.until(lambda: harness.printed("── Abacus"))
+    assert harness.printed("── Abacus · abacus-id · /srv/else ──")

@@ -1,5 +1,7 @@
 """`sessionref repl`: a prompt_toolkit chat in the normal terminal scrollback.
 
+The line mode starts on a `DraftSession` (and `/new` makes another): nothing is
+written until its first message is sent, which creates the session on disk.
 One `PromptSession` is re-run for every message. Sending never blocks the
 prompt: `Workspace.submit` (parse mentions, prepare, idle/running delivery) runs
 as a task, and the session's log events, subscribed from the store, are printed
@@ -27,8 +29,10 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
+from sessionref.agent import Agent
 from sessionref.errors import error_parts
 from sessionref.signal import AbortSignal
+from sessionref.workspace import NEW_SESSION_NAME, DraftSession
 
 from sessionref_tui.display import inert
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
@@ -44,7 +48,6 @@ from sessionref_tui.repl.lexer import MentionLexer
 from sessionref_tui.repl.transcript import Transcript
 
 if TYPE_CHECKING:
-    from sessionref.agent import Agent
     from sessionref.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -72,8 +75,9 @@ class LineMode:
                  output: Output | None = None, debounce: float = LOOKUP_DEBOUNCE_SECONDS,
                  history: History | None = None) -> None:
         self.workspace = workspace
-        self._owns_session = session_id is None
-        self._agent: Agent = workspace.agent(session_id) if session_id else workspace.new_session()
+        self._target: Agent | DraftSession = (
+            workspace.agent(session_id) if session_id else workspace.draft_session()
+        )
         self._title: str | None = None
         self._output = output
         self._uses_real_terminal = input is None and output is None
@@ -96,7 +100,6 @@ class LineMode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
-        self._created_session_id: str | None = self._agent.id if session_id is None else None
         self._unsubscribe_store: Callable[[], None] | None = None
         self._unsubscribe_status: Callable[[], None] | None = None
         self.session.default_buffer.on_text_changed += self._disarm_exit
@@ -104,28 +107,52 @@ class LineMode:
     # -- CommandHost ---------------------------------------------------------
 
     @property
-    def agent(self) -> Agent:
-        """The session the prompt sends to."""
-        return self._agent
+    def agent(self) -> Agent | DraftSession:
+        """The session the prompt sends to: an Agent, or a DraftSession its first message creates."""
+        return self._target
+
+    @property
+    def status(self) -> str:
+        """`running` while the current session's agent runs a turn, else `idle` (always for a draft)."""
+        return self._target.status if isinstance(self._target, Agent) else "idle"
 
     @property
     def preparing(self) -> bool:
         """True while a message with mentions is being prepared (Enter is held back meanwhile)."""
         return self._preparing is not None
 
-    def switch_to(self, agent: Agent) -> None:
-        """Make `agent` current: new event filter, status listener, title and completion vantage."""
+    def switch_to(self, target: Agent | DraftSession) -> None:
+        """Make `target` current: new event filter, status listener, title and completion vantage.
+
+        Prints a header naming it once: `New session · cwd` for a draft, `title · id · cwd` (or
+        `New session · id · cwd` while it has no title) for a session on disk, then its recent messages.
+        """
+        self.transcript.flush_streams()
+        self._adopt(target)
+        self.lookups.reset_for_new_vantage()
+        cwd = inert(target.cwd) if target.cwd else "(no cwd)"
+        if isinstance(target, DraftSession):
+            self.transcript.notice(f"── {NEW_SESSION_NAME} · {cwd} · created by its first message ──")
+            return
+        self.transcript.notice(f"── {inert(self.session_name)} · {inert(target.id)} · {cwd} ──")
+        self._replay_recent(target.id)
+
+    @property
+    def session_name(self) -> str:
+        """What the current session is called: its title, else `NEW_SESSION_NAME`."""
+        return self._title or NEW_SESSION_NAME
+
+    def _adopt(self, target: Agent | DraftSession) -> None:
+        """Point the status listener and the title at `target` (no output)."""
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
-        self._agent = agent
-        self._owns_session = False
-        self._title = self.workspace.store.title(agent.id)
-        self._unsubscribe_status = agent.on_status(lambda _status: self._invalidate())
-        self.lookups.reset_for_new_vantage()
-        self.transcript.flush_streams()
-        cwd = inert(agent.cwd) if agent.cwd else "(no cwd)"
-        self.transcript.notice(f"── {inert(self._title or agent.id)} · {inert(agent.id)} · {cwd} ──")
-        self._replay_recent(agent.id)
+            self._unsubscribe_status = None
+        self._target = target
+        self._title = None
+        if isinstance(target, Agent):
+            self._title = self.workspace.store.title(target.id)
+            self._unsubscribe_status = target.on_status(lambda _status: self._invalidate())
+        self._invalidate()
 
     def in_background(self, label: str, work: Awaitable[None]) -> None:
         """Run `work` as a task; its failure is printed with its code, never raised."""
@@ -149,12 +176,11 @@ class LineMode:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._unsubscribe_store = self.workspace.store.subscribe(self._on_store_events)
-        self._unsubscribe_status = self._agent.on_status(lambda _status: self._invalidate())
-        self._title = self.workspace.store.title(self._agent.id)
+        self._adopt(self._target)
         model_name = inert(self.workspace.model.name)
         self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
-        if not self._owns_session:
-            self._replay_recent(self._agent.id)
+        if isinstance(self._target, Agent):
+            self._replay_recent(self._target.id)
         guard = patch_stdout(raw=False) if self._uses_real_terminal else nullcontext()
         try:
             with guard:
@@ -187,14 +213,14 @@ class LineMode:
     def _start_submit(self, text: str) -> None:
         signal = AbortSignal()
         self._preparing = signal
-        agent = self._agent
-        task = asyncio.get_running_loop().create_task(self._submit(agent, text, signal))
+        target = self._target
+        task = asyncio.get_running_loop().create_task(self._submit(target, text, signal))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _submit(self, agent: Agent, text: str, signal: AbortSignal) -> None:
+    async def _submit(self, target: Agent | DraftSession, text: str, signal: AbortSignal) -> None:
         try:
-            result = await self.workspace.submit(agent, text, signal=signal)
+            result = await self.workspace.submit(target, text, signal=signal)
         except asyncio.CancelledError:
             self._restore_draft(text)
             raise
@@ -206,6 +232,8 @@ class LineMode:
             if self._preparing is signal:
                 self._preparing = None
             self._invalidate()
+        if result.created and self._target is target:
+            self._adopt(result.agent)  # the draft now exists on disk; keep showing it
         outcome = await result.ticket.outcome()
         if outcome != "entered":
             self._restore_draft(text)
@@ -236,27 +264,13 @@ class LineMode:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._agent.status == "running":
-            await self._agent.cancel()
+        if isinstance(self._target, Agent) and self._target.status == "running":
+            await self._target.cancel()
         self.transcript.flush_streams()
         if self._unsubscribe_store is not None:
             self._unsubscribe_store()
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
-        self._drop_unused_session()
-
-    def _drop_unused_session(self) -> None:
-        """Delete the session this run created if nothing was ever written to it."""
-        created = self._created_session_id
-        if created is None:
-            return
-        store = self.workspace.store
-        try:
-            _header, events = store.read_log(created)
-            if not events:
-                store.delete_session(created)
-        except Exception as error:  # tidying up must never turn an exit into a traceback
-            self.transcript.error(*error_parts(error))
 
     # -- keys --------------------------------------------------------------------
 
@@ -277,9 +291,9 @@ class LineMode:
             self._preparing.abort("cancelled by Ctrl+C")
             self.transcript.notice("cancelling the message being prepared…")
             return
-        if self._agent.status == "running":
+        if isinstance(self._target, Agent) and self._target.status == "running":
             self.transcript.notice("cancelling the reply…")
-            self.in_background("cancel", self._agent.cancel())
+            self.in_background("cancel", self._target.cancel())
             return
         if buffer.text:
             buffer.append_to_history()  # Ctrl+C clears the line, but nothing typed is lost
@@ -305,7 +319,7 @@ class LineMode:
 
     async def _lookup(self, query: str, signal: AbortSignal) -> Sequence[CandidateView]:
         references = self.workspace.references
-        return await references.list_candidates(self._agent, query, COMPLETION_LIMIT, signal=signal)
+        return await references.list_candidates(self._target, query, COMPLETION_LIMIT, signal=signal)
 
     def _on_store_events(self, session_id: str, events: list[dict[str, Any]]) -> None:
         loop = self._loop
@@ -317,7 +331,7 @@ class LineMode:
             loop.call_soon_threadsafe(self._show_store_events, session_id, events)
 
     def _show_store_events(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
-        if session_id != self._agent.id:
+        if session_id != self._target.id:
             return
         try:
             if any(event.get("type") in ("session/title", "user/message") for event in events):
@@ -344,10 +358,11 @@ class LineMode:
         latest = self.lookups.latest
         return toolbar_fragments(
             ToolbarState(
-                title=self._title, cwd=self._agent.cwd, status=self._agent.status,
+                title=self.session_name, cwd=self._target.cwd, status=self.status,
                 model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
                 searching=self.lookups.searching, no_matches=latest is not None and not latest.candidates,
-                preparing=self.preparing, queued=len(self._agent.pending()),
+                preparing=self.preparing,
+                queued=len(self._target.pending()) if isinstance(self._target, Agent) else 0,
             )
         )
 

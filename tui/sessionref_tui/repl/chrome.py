@@ -7,6 +7,7 @@ from typing import Final
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
+from sessionref.workspace import NEW_SESSION_NAME
 
 from sessionref_tui.display import inert, truncate_end, truncate_middle
 
@@ -40,7 +41,7 @@ REPL_STYLE: Final = Style.from_dict({
 
 @dataclass(frozen=True, slots=True)
 class ToolbarState:
-    """Everything the toolbar shows; raw data, made inert when rendered."""
+    """Everything the toolbar shows; raw data, made inert when rendered (`title` None: a new session)."""
 
     title: str | None
     cwd: str | None
@@ -71,7 +72,7 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
         hint(" preparing… (Ctrl+C cancels)")
     if state.queued:
         hint(f" {state.queued} queued: enters at the next step")
-    title = truncate_end(inert(state.title or "untitled"), 40)
+    title = truncate_end(inert(state.title or NEW_SESSION_NAME), 40)
     cwd = truncate_middle(inert(state.cwd), 40) if state.cwd else "(no cwd)"
     status_style = "class:toolbar.running" if state.status == "running" else "class:toolbar.idle"
     fragments += [

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from sessionref.errors import CodedError
+from sessionref.workspace import DraftSession
 
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 from sessionref_tui.repl.transcript import Transcript, event_preview, event_source_kind
@@ -26,7 +27,7 @@ SESSIONS_LIMIT: Final = 20
 HELP_TEXT: Final = """\
 Enter sends · Alt+Enter or Ctrl+J inserts a newline · @ completes sessions (Tab/Enter accept, Esc dismisses)
 Ctrl+C cancels a running reply or a message being prepared; Ctrl+C twice on an empty prompt (or Ctrl+D) exits
-/new                     start a new session in this directory
+/new                     start a new session in this directory (created by its first message)
 /sessions [query]        list sessions you can mention (this directory first)
 /switch <id or title>    continue another session
 /title <text>            rename the current session
@@ -45,12 +46,12 @@ class CommandHost(Protocol):
     @property
     def workspace(self) -> Workspace: ...
     @property
-    def agent(self) -> Agent: ...
+    def agent(self) -> Agent | DraftSession: ...
     @property
     def transcript(self) -> Transcript: ...
 
-    def switch_to(self, agent: Agent) -> None:
-        """Make `agent` the current session (toolbar, event stream, completion vantage)."""
+    def switch_to(self, target: Agent | DraftSession) -> None:
+        """Make `target` the current session (toolbar, event stream, completion vantage)."""
         ...
 
     def in_background(self, label: str, work: Awaitable[None]) -> None:
@@ -79,7 +80,18 @@ async def _help(host: CommandHost, _argument: str) -> None:
 
 
 async def _new(host: CommandHost, _argument: str) -> None:
-    host.switch_to(host.workspace.new_session())
+    host.switch_to(host.workspace.draft_session())
+
+
+def _existing(host: CommandHost, command: str) -> Agent:
+    """The current session's Agent; `REPL_NO_SESSION_YET` while it is a draft (nothing on disk)."""
+    target = host.agent
+    if isinstance(target, DraftSession):
+        raise CommandError(
+            "REPL_NO_SESSION_YET",
+            f"/{command} needs a session: this one is created by its first message, so send one first",
+        )
+    return target
 
 
 async def _candidates(host: CommandHost, query: str, limit: int) -> Sequence[Any]:
@@ -142,11 +154,11 @@ def _exists(store: Any, session_id: str) -> bool:
 async def _title(host: CommandHost, argument: str) -> None:
     if not argument:
         raise CommandError("REPL_USAGE", "usage: /title <text>")
-    host.workspace.store.rename(host.agent.id, argument)
+    host.workspace.store.rename(_existing(host, "title").id, argument)
 
 
 async def _compact(host: CommandHost, _argument: str) -> None:
-    agent = host.agent
+    agent = _existing(host, "compact")
 
     async def compact() -> None:
         await agent.compact()
@@ -188,6 +200,9 @@ def log_rows(events: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]
 
 
 async def _log(host: CommandHost, _argument: str) -> None:
+    if isinstance(host.agent, DraftSession):
+        host.transcript.notice("(no log yet: this session is created by its first message)")
+        return
     _header, events = host.workspace.store.read_log(host.agent.id)
     if not events:
         host.transcript.notice("(the log has no events yet)")
