@@ -23,6 +23,10 @@ def kinds(events: list[dict[str, Any]]) -> list[str]:
     return shown
 
 
+def toolbar(harness: Harness) -> str:
+    return "".join(text for _style, text in harness.mode._toolbar())
+
+
 def finished_turns(harness: Harness) -> int:
     return sum(1 for event in harness.events() if event["type"] == "turn/end")
 
@@ -37,6 +41,14 @@ async def test_plain_message_is_sent_and_the_reply_streams_above_the_prompt(harn
     assert harness.printed("you › hello there")
     assert harness.printed("assistant › Hello world")
     assert harness.text == ""
+
+
+async def test_an_idle_send_is_never_shown_as_queued(harness: Harness) -> None:
+    harness.type("one\r")
+    await harness.until(lambda: finished_turns(harness) == 1)
+    harness.type(f"two {ABNF}\r")  # the session exists now: sent to its idle agent
+    await harness.until(lambda: finished_turns(harness) == 2)
+    assert not harness.printed("queued ›")
 
 
 async def test_idle_send_with_a_mention_logs_the_snapshot_right_before_the_message(harness: Harness) -> None:
@@ -57,7 +69,8 @@ async def test_running_send_steers_with_the_same_order(harness: Harness) -> None
                         and any(e["type"] == "assistant/chunk" for e in harness.events()))
     harness.type(f"also {ABNF}\r")
     await harness.until(lambda: len(harness.mode.agent.pending()) == 2)  # snapshot + prompt, one claim
-    assert "2 queued" in "".join(text for _style, text in harness.mode._toolbar())
+    await harness.until(lambda: harness.printed("queued › also @ABNF parser notes"))
+    assert "1 queued" in toolbar(harness)  # the message, not its snapshot
     harness.model.gate.set()
     await harness.until(lambda: finished_turns(harness) == 1 and harness.mode.status == "idle")
     assert kinds(harness.events()) == [
@@ -206,3 +219,62 @@ async def test_the_new_header_names_the_session_once(harness: Harness) -> None:
     harness.type("/switch abacus\r")
     await harness.until(lambda: harness.printed("── Abacus"))
     assert harness.printed("── Abacus · abacus-id · /srv/else ──")
+
+
+async def start_a_reply_that_waits(harness: Harness) -> None:
+    """Send `first` with the model held after its first chunk."""
+    harness.model.gate.clear()
+    harness.type("first\r")
+    await harness.until(lambda: harness.mode.status == "running"
+                        and any(e["type"] == "assistant/chunk" for e in harness.events()))
+
+
+async def test_ctrl_c_stops_the_reply_and_puts_queued_messages_back_in_the_prompt(harness: Harness) -> None:
+    await start_a_reply_that_waits(harness)
+    harness.type("second\r")
+    await harness.until(lambda: harness.printed("queued › second"))
+    harness.type(f"third {ABNF}\r")
+    await harness.until(lambda: harness.printed("queued › third @ABNF parser notes"))
+    assert "2 queued" in toolbar(harness)
+    assert harness.count("queued › second") == 1  # each queued message is shown once
+    harness.type("still typing")
+    await harness.until(lambda: harness.text == "still typing")
+    harness.type("\x03")
+    await harness.until(lambda: harness.printed("2 queued messages are back in the prompt"))
+    assert harness.text == f"second\n\nthird {ABNF}\n\nstill typing"
+    assert harness.mode.session.default_buffer.cursor_position == len(harness.text)
+    await harness.until(lambda: harness.mode.status == "idle")
+    assert harness.mode.agent.pending() == []  # the snapshot went with its message
+    sent = [e["data"]["content"][0]["text"] for e in harness.events() if e["type"] == "user/message"]
+    assert sent == ["first"]
+    assert harness.events()[-1]["data"]["reason"] == "cancelled"
+    assert "queued" not in toolbar(harness)
+
+
+async def test_a_stopped_message_is_not_delivered_with_the_next_one(harness: Harness) -> None:
+    await start_a_reply_that_waits(harness)
+    harness.type("second\r")
+    await harness.until(lambda: harness.printed("queued › second"))
+    harness.type("\x03")
+    await harness.until(lambda: harness.text == "second")
+    harness.model.gate.set()
+    harness.mode.session.default_buffer.text = ""
+    harness.type("fresh\r")
+    await harness.until(lambda: finished_turns(harness) == 2)
+    last_call = [m["content"] for m in harness.model.calls[-1] if m["role"] == "user"]
+    assert last_call == ["first", "fresh"]
+
+
+async def test_messages_returned_for_another_session_wait_for_it(harness: Harness) -> None:
+    await start_a_reply_that_waits(harness)
+    harness.type("second\r")
+    await harness.until(lambda: harness.printed("queued › second"))
+    left = harness.mode.agent
+    harness.type("/switch abacus\r")
+    await harness.until(lambda: harness.mode.agent.id == "abacus-id")
+    await harness.workspace.stop(left)  # e.g. the agent dropped it while another session is on screen
+    await harness.until(lambda: harness.printed("1 queued message is back in the prompt of “first”"))
+    assert harness.text == ""
+    harness.type(f"/switch {left.id}\r")
+    await harness.until(lambda: harness.text == "second")
+    assert harness.printed("1 queued message that came back is in the prompt")

@@ -32,7 +32,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from sessionref.agent import Agent
 from sessionref.errors import error_parts
 from sessionref.signal import AbortSignal
-from sessionref.workspace import NEW_SESSION_NAME, DraftSession
+from sessionref.workspace import NEW_SESSION_NAME, DraftSession, merge_returned_drafts
 
 from sessionref_tui.display import inert
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
@@ -45,6 +45,7 @@ from sessionref_tui.repl.completer import (
 )
 from sessionref_tui.repl.keys import line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
+from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -81,7 +82,10 @@ class LineMode:
         self._title: str | None = None
         self._output = output
         self._uses_real_terminal = input is None and output is None
-        self.transcript = Transcript(output=output, style=REPL_STYLE, on_change=self._invalidate)
+        self.transcript = Transcript(output=output, style=REPL_STYLE, on_change=self._invalidate,
+                                     columns=self._columns)
+        self.queue = QueueView(workspace, self.transcript, current=lambda: self._target,
+                               into_prompt=self._into_prompt, name_of=self._name_of)
         self.lookups = MentionLookups(self._lookup, debounce=debounce)
         self.lookups.on_update += lambda _lookups: self._invalidate()
         self.session: PromptSession[str] = PromptSession(
@@ -94,7 +98,7 @@ class LineMode:
         )
         self.lookups.attach(self.session.default_buffer)
         self._preparing: AbortSignal | None = None
-        self._pending_draft: str | None = None
+        self._pending_drafts: list[str] = []
         self._exit_armed = False
         self._exit_requested = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -136,6 +140,12 @@ class LineMode:
             return
         self.transcript.notice(f"── {inert(self.session_name)} · {inert(target.id)} · {cwd} ──")
         self._replay_recent(target.id)
+        kept = self.queue.take_kept(target.id)
+        if kept:
+            self._into_prompt(kept)
+            count = len(kept)
+            noun = "message that came back is" if count == 1 else "messages that came back are"
+            self.transcript.notice(f"{count} queued {noun} in the prompt")
 
     @property
     def session_name(self) -> str:
@@ -176,6 +186,7 @@ class LineMode:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._unsubscribe_store = self.workspace.store.subscribe(self._on_store_events)
+        self.queue.attach()
         self._adopt(self._target)
         model_name = inert(self.workspace.model.name)
         self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
@@ -187,7 +198,7 @@ class LineMode:
                 while not self._exit_requested:
                     try:
                         text = await self.session.prompt_async(
-                            [("class:prompt", "› ")], pre_run=self._apply_pending_draft)
+                            [("class:prompt", "› ")], pre_run=self._apply_pending_drafts)
                     except EOFError:
                         break
                     except KeyboardInterrupt:
@@ -234,31 +245,42 @@ class LineMode:
             self._invalidate()
         if result.created and self._target is target:
             self._adopt(result.agent)  # the draft now exists on disk; keep showing it
-        outcome = await result.ticket.outcome()
-        if outcome != "entered":
-            self._restore_draft(text)
-            self.transcript.error("REPL_NOT_DELIVERED", f"the message was {outcome}; your draft is back")
 
     def _restore_draft(self, text: str) -> None:
-        """Put `text` back into the prompt if it is empty; otherwise say where the draft is."""
+        """After a failed send: put `text` back into an empty prompt, else say where the draft is."""
         buffer = self.session.default_buffer
-        app = self.session.app
-        if app.is_running:
+        if self.session.app.is_running:
             if buffer.text:
                 self.transcript.notice("your draft is in the history (↑) — the prompt already holds new text")
                 return
             buffer.document = Document(text, len(text))
             self._invalidate()
         else:
-            self._pending_draft = text
+            self._pending_drafts.append(text)
 
-    def _apply_pending_draft(self) -> None:
-        draft, self._pending_draft = self._pending_draft, None
-        if draft is not None and not self.session.default_buffer.text:
-            self.session.default_buffer.document = Document(draft, len(draft))
+    def _into_prompt(self, drafts: list[str]) -> None:
+        """Put returned `drafts` back into the prompt, before what is being typed (nothing is lost)."""
+        if not self.session.app.is_running:
+            self._pending_drafts.extend(drafts)  # applied when the next prompt starts
+            return
+        buffer = self.session.default_buffer
+        current = buffer.document
+        merged = merge_returned_drafts(drafts, current.text)
+        if current.text.strip():  # the cursor stays where it was in the text being typed
+            cursor = len(merged) - len(current.text) + current.cursor_position
+        else:
+            cursor = len(merged)
+        buffer.document = Document(merged, cursor)
+        self._invalidate()
+
+    def _apply_pending_drafts(self) -> None:
+        drafts, self._pending_drafts = self._pending_drafts, []
+        if drafts:
+            self._into_prompt(drafts)
 
     async def _shutdown(self) -> None:
         self.lookups.close()
+        self.queue.detach()
         if self._preparing is not None:
             self._preparing.abort("exit")
         for task in list(self._tasks):
@@ -291,9 +313,10 @@ class LineMode:
             self._preparing.abort("cancelled by Ctrl+C")
             self.transcript.notice("cancelling the message being prepared…")
             return
-        if isinstance(self._target, Agent) and self._target.status == "running":
-            self.transcript.notice("cancelling the reply…")
-            self.in_background("cancel", self._target.cancel())
+        target = self._target
+        if isinstance(target, Agent) and (target.status == "running" or self.queue.count):
+            self.transcript.notice("stopping the reply…")
+            self.in_background("stop", self._stop(target))
             return
         if buffer.text:
             buffer.append_to_history()  # Ctrl+C clears the line, but nothing typed is lost
@@ -304,6 +327,10 @@ class LineMode:
             return
         self._exit_armed = True
         self.transcript.notice("press Ctrl+C again (or Ctrl+D) to exit")
+
+    async def _stop(self, agent: Agent) -> None:
+        """Stop the reply; queued messages come back through the drafts listener (`QueueView`)."""
+        await self.workspace.stop(agent)
 
     def request_exit(self) -> None:
         """Leave the prompt loop after the current prompt."""
@@ -361,10 +388,18 @@ class LineMode:
                 title=self.session_name, cwd=self._target.cwd, status=self.status,
                 model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
                 searching=self.lookups.searching, no_matches=latest is not None and not latest.candidates,
-                preparing=self.preparing,
-                queued=len(self._target.pending()) if isinstance(self._target, Agent) else 0,
+                preparing=self.preparing, queued=self.queue.count,
             )
         )
+
+    def _columns(self) -> int:
+        return self.session.app.output.get_size().columns
+
+    def _name_of(self, session_id: str) -> str:
+        try:
+            return self.workspace.store.title(session_id) or NEW_SESSION_NAME
+        except Exception:
+            return session_id
 
     def _invalidate(self) -> None:
         app = get_app_or_none()

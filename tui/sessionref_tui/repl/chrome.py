@@ -23,6 +23,8 @@ REPL_STYLE: Final = Style.from_dict({
     "assistant": "bold ansigreen",
     "reference": "ansibrightblack italic",
     "checkpoint": "bold ansiyellow",
+    "queued": "ansibrightblack bold",
+    "queued.text": "ansibrightblack italic",
     "notice": "ansibrightblack",
     "error": "bold ansired",
     "error.message": "ansired",
@@ -71,7 +73,7 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
     if state.preparing:
         hint(" preparing… (Ctrl+C cancels)")
     if state.queued:
-        hint(f" {state.queued} queued: enters at the next step")
+        hint(f" {state.queued} queued: the model sees them at its next step · Ctrl+C stops and returns them")
     title = truncate_end(inert(state.title or NEW_SESSION_NAME), 40)
     cwd = truncate_middle(inert(state.cwd), 40) if state.cwd else "(no cwd)"
     status_style = "class:toolbar.running" if state.status == "running" else "class:toolbar.idle"

@@ -26,7 +26,9 @@ SESSIONS_LIMIT: Final = 20
 
 HELP_TEXT: Final = """\
 Enter sends · Alt+Enter or Ctrl+J inserts a newline · @ completes sessions (Tab/Enter accept, Esc dismisses)
-Ctrl+C cancels a running reply or a message being prepared; Ctrl+C twice on an empty prompt (or Ctrl+D) exits
+Sending while a reply runs queues the message (shown dim as "queued ›") for the model's next step
+Ctrl+C stops a running reply and puts queued messages back in the prompt, or cancels a message being prepared;
+Ctrl+C twice on an empty prompt (or Ctrl+D) exits
 /new                     start a new session in this directory (created by its first message)
 /sessions [query]        list sessions you can mention (this directory first)
 /switch <id or title>    continue another session

@@ -10,7 +10,7 @@ exposed as `partial_line` for the toolbar.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.output import Output
@@ -20,6 +20,9 @@ from prompt_toolkit.styles import BaseStyle
 from sessionref_tui.display import inert, truncate_end
 
 PREVIEW_CELLS = 72
+
+DEFAULT_COLUMNS: Final = 80
+"""The width assumed when the transcript is not told the terminal's."""
 
 
 def message_text(message: Mapping[str, Any]) -> str:
@@ -84,10 +87,13 @@ class Transcript:
     """Prints above the prompt and keeps a plain-text copy of every printed line (`lines`)."""
 
     def __init__(self, *, output: Output | None, style: BaseStyle | None,
-                 on_change: Callable[[], None] | None = None) -> None:
+                 on_change: Callable[[], None] | None = None,
+                 columns: Callable[[], int] | None = None) -> None:
         self._output = output
         self._style = style
         self._on_change = on_change or (lambda: None)
+        self.columns: Callable[[], int] = columns or (lambda: DEFAULT_COLUMNS)
+        """The terminal width in cells, asked each time something is laid out."""
         self.lines: list[str] = []
         """Every line printed so far, as plain text (what a screen reader or a test sees)."""
         self._stream: dict[tuple[Any, Any], str] = {}
