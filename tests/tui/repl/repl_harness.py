@@ -76,6 +76,8 @@ class Harness:
     model: GatedModel
     workspace: Workspace
     task: asyncio.Task[int] | None = None
+    keys_processed: int = 0
+    """Key presses the application's key processor has taken so far (bound or only buffered)."""
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def poke(self, *_args: object) -> None:
@@ -86,9 +88,14 @@ class Harness:
         for event in (buffer.on_text_changed, buffer.on_completions_changed, self.mode.lookups.on_update,
                       self.mode.session.app.after_render):
             event += self.poke
+        self.mode.session.app.key_processor.after_key_press += self._count_key
         self.store.subscribe(self.poke)
         self.task = asyncio.get_running_loop().create_task(self.mode.run())
         self.task.add_done_callback(self.poke)
+
+    def _count_key(self, _processor: object) -> None:
+        self.keys_processed += 1
+        self.poke()
 
     async def until(self, predicate: Callable[[], object]) -> None:
         """Return once `predicate()` is true, re-checking after every notification."""

@@ -43,7 +43,7 @@ from sessionref_tui.repl.completer import (
     MentionLookups,
     SessionMentionCompleter,
 )
-from sessionref_tui.repl.keys import line_mode_key_bindings
+from sessionref_tui.repl.keys import ESCAPE_SEQUENCE_WAIT_SECONDS, line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
 from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.transcript import Transcript
@@ -96,6 +96,7 @@ class LineMode:
             prompt_continuation=lambda width, _line, _soft: "." * (width - 1) + " ", erase_when_done=True,
             reserve_space_for_menu=8,
         )
+        self.session.app.ttimeoutlen = ESCAPE_SEQUENCE_WAIT_SECONDS
         self.lookups.attach(self.session.default_buffer)
         self._preparing: AbortSignal | None = None
         self._pending_drafts: list[str] = []
