@@ -10,14 +10,26 @@ from prompt_toolkit.input import create_pipe_input
 from repl_harness import Harness, open_harness
 
 
-@pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
-    """A started line mode on a seeded store; stopped and closed afterwards."""
+async def _running(root: Path, *, seeded: bool) -> AsyncIterator[Harness]:
     with create_pipe_input() as pipe:
-        running = await open_harness(tmp_path / "store", pipe)
+        running = await open_harness(root, pipe, seeded=seeded)
         running.start()
         try:
             yield running
         finally:
             await running.stop()
             await running.workspace.close()
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    """A started line mode on a seeded store; stopped and closed afterwards."""
+    async for running in _running(tmp_path / "store", seeded=True):
+        yield running
+
+
+@pytest.fixture
+async def empty_harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    """A started line mode on a store with no sessions at all (a first launch)."""
+    async for running in _running(tmp_path / "store", seeded=False):
+        yield running

@@ -144,10 +144,12 @@ class Harness:
         return await self.task
 
 
-async def open_harness(root: Path, pipe: PipeInput, *, session_id: str | None = None) -> Harness:
-    """A seeded store, a workspace in HERE, and a line mode on `pipe` (not started yet)."""
+async def open_harness(root: Path, pipe: PipeInput, *, session_id: str | None = None,
+                       seeded: bool = True) -> Harness:
+    """A seeded (or empty) store, a workspace in HERE, and a line mode on `pipe` (not started yet)."""
     store = open_store(root)
-    seed(store)
+    if seeded:
+        seed(store)
     model = GatedModel()
     workspace = Workspace(store, model, cwd=HERE)
     mode = LineMode(workspace, session_id=session_id, input=pipe, output=DummyOutput(), debounce=0,

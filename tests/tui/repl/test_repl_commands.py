@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from repl_harness import Harness
+from sessionref.candidates import Candidate
 from sessionref_tui.repl.app import HISTORY_FILE_NAME, open_history
-from sessionref_tui.repl.commands import log_rows
+from sessionref_tui.repl.commands import candidate_row, log_rows
+
+DAY_MS = 86_400_000
 
 
 async def send_first_message(harness: Harness) -> None:
@@ -134,3 +137,16 @@ def test_history_falls_back_to_memory_for_a_read_only_store(tmp_path: Path) -> N
         assert isinstance(open_history(tmp_path), InMemoryHistory)
     finally:
         tmp_path.chmod(0o755)
+
+
+async def test_sessions_in_an_empty_store_says_there_are_none_yet(empty_harness: Harness) -> None:
+    empty_harness.type("/sessions\r")
+    await empty_harness.until(lambda: empty_harness.printed("no other sessions yet"))
+    empty_harness.type("/sessions zz\r")
+    await empty_harness.until(lambda: empty_harness.printed("no session matches “zz”"))
+
+
+def test_sessions_rows_age_by_last_activity() -> None:
+    old_but_active = Candidate("s-1", "Parser notes", "/home/a", 0, True, updated_at=2 * DAY_MS)
+    row = candidate_row(old_but_active, 3 * DAY_MS)
+    assert row.rstrip().endswith("1d")

@@ -51,3 +51,8 @@ def test_the_inserted_token_has_the_inert_label_and_the_raw_id() -> None:
     assert "\x1b" not in token
     reference = parse_session_reference_text(token).references[0]
     assert (reference.session_id, reference.label) == ("id\x1b[2J", "id\\x1b[2J")
+
+
+def test_the_age_is_the_time_since_the_last_activity() -> None:
+    old_but_active = Candidate("s-1", "Parser notes", "/home/a", 0, True, updated_at=2 * DAY_MS)
+    assert plain(candidate_meta_fragments(old_but_active, "", 3 * DAY_MS)).endswith(" · 1d")

@@ -147,3 +147,16 @@ async def test_a_paste_never_opens_the_menu(harness: Harness) -> None:
     harness.type(" @abac")  # typing afterwards still completes
     await harness.until(lambda: labels(harness) == ["Abacus"])
     assert "abn" not in queries  # (typed prefixes are "", "a", "ab", "aba", "abac")
+
+
+async def test_a_bare_at_in_an_empty_store_says_there_are_none_yet(empty_harness: Harness) -> None:
+    harness = empty_harness
+    harness.type("@")
+    await harness.until(lambda: harness.mode.lookups.latest is not None
+                        and not harness.mode.lookups.searching)
+    toolbar = "".join(text for _style, text in harness.mode._toolbar())
+    assert "no other sessions yet" in toolbar and "no matching" not in toolbar
+    harness.type("zz")
+    await harness.until(lambda: harness.mode.lookups.latest is not None
+                        and harness.mode.lookups.latest.query == "zz")
+    assert "no matching sessions" in "".join(text for _style, text in harness.mode._toolbar())

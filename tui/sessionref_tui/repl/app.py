@@ -389,6 +389,7 @@ class LineMode:
                 title=self.session_name, cwd=self._target.cwd, status=self.status,
                 model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
                 searching=self.lookups.searching, no_matches=latest is not None and not latest.candidates,
+                query=latest.query if latest is not None else "",
                 preparing=self.preparing, queued=self.queue.count,
             )
         )

@@ -41,9 +41,16 @@ REPL_STYLE: Final = Style.from_dict({
 """Named classes used by the prompt, the menu, the transcript and the toolbar."""
 
 
+NO_OTHER_SESSIONS: Final = "no other sessions yet: a session is listed once its first message is sent"
+"""What a bare `@` (and `/sessions`) says when there is nothing to mention, rather than "no match"."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolbarState:
-    """Everything the toolbar shows; raw data, made inert when rendered (`title` None: a new session)."""
+    """Everything the toolbar shows; raw data, made inert when rendered (`title` None: a new session).
+
+    `no_matches` means the last `@` lookup found nothing; `query` is what it looked for.
+    """
 
     title: str | None
     cwd: str | None
@@ -52,6 +59,7 @@ class ToolbarState:
     streaming: str = ""
     searching: bool = False
     no_matches: bool = False
+    query: str = ""
     preparing: bool = False
     queued: int = 0
 
@@ -68,6 +76,8 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
         hint(" assistant › " + truncate_end(state.streaming[-100:], 100), "class:toolbar.stream")
     if state.searching:
         hint(" @ searching sessions…")
+    elif state.no_matches and not state.query:
+        hint(f" @ {NO_OTHER_SESSIONS}")
     elif state.no_matches:
         hint(" @ no matching sessions")
     if state.preparing:

@@ -15,6 +15,7 @@ from sessionref.errors import CodedError
 from sessionref.workspace import DraftSession
 
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
+from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
 from sessionref_tui.repl.transcript import Transcript, event_preview, event_source_kind
 
 if TYPE_CHECKING:
@@ -101,20 +102,20 @@ async def _candidates(host: CommandHost, query: str, limit: int) -> Sequence[Any
 
 
 def candidate_row(candidate: Any, now_ms: float) -> str:
-    """One inert table row: label, id (when it differs), cwd (● = this directory), age."""
+    """One inert table row: label, id (when it differs), cwd (● = this directory), last-activity age."""
     label = truncate_end(inert(candidate.label), 36)
     same = candidate.label == candidate.session_id
     session_id = "" if same else truncate_end(inert(candidate.session_id), 24)
     cwd = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), 36)
     here = "●" if candidate.same_workspace else " "
-    age = relative_age(candidate.created_at, now_ms)
+    age = relative_age(candidate.last_activity, now_ms)
     return f"{label:<36}  {session_id:<24}  {here} {cwd:<36}  {age}"
 
 
 async def _sessions(host: CommandHost, query: str) -> None:
     found = await _candidates(host, query, SESSIONS_LIMIT)
     if not found:
-        host.transcript.notice("no matching sessions")
+        host.transcript.notice(f"no session matches “{inert(query)}”" if query else NO_OTHER_SESSIONS)
         return
     now = time.time() * 1000
     for candidate in found:

@@ -51,7 +51,7 @@ class CandidateView(Protocol):
     @property
     def cwd(self) -> str | None: ...
     @property
-    def created_at(self) -> int: ...
+    def last_activity(self) -> int: ...
     @property
     def same_workspace(self) -> bool: ...
     @property
@@ -291,7 +291,7 @@ def candidate_label_fragments(candidate: CandidateView, query: str) -> StyleAndT
 
 
 def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float) -> StyleAndTextTuples:
-    """The menu's meta column: id (only when it differs from the label), cwd, relative age."""
+    """The menu's meta column: id (only when it differs from the label), cwd, age of the last activity."""
     fragments: StyleAndTextTuples = []
     if candidate.session_id != candidate.label:
         shown_id = truncate_end(inert(candidate.session_id), 24)
@@ -305,5 +305,5 @@ def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float
         fragments.append(("class:candidate.here", marker))
         fragments.extend(highlighted(cwd, query, "class:candidate.cwd", "class:candidate.match"))
     fragments.append(("class:candidate.sep", " · "))
-    fragments.append(("class:candidate.age", relative_age(candidate.created_at, now_ms)))
+    fragments.append(("class:candidate.age", relative_age(candidate.last_activity, now_ms)))
     return fragments
