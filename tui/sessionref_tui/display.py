@@ -159,3 +159,56 @@ def format_bytes(count: int) -> str:
     if count < 1024 * 1024:
         return f"{count / 1024:.1f} KB"
     return f"{count / (1024 * 1024):.1f} MB"
+
+
+def wrap_cells(line: str, width: int) -> list[str]:
+    """Word-wrap one line of text into pieces of at most `width` terminal cells.
+
+    Breaks go between words (the spaces at a break are dropped); a word wider than `width` is cut
+    where the cells run out, and wide characters are never split. Spaces inside a piece, and the
+    line's leading spaces (indentation), are kept. An empty line gives `[""]`; a width below 1 is
+    taken as 1. Call it on inert text: it only measures and splits.
+    """
+    width = max(width, 1)
+    if cell_len(line) <= width:
+        return [line]
+    pieces: list[str] = []
+    current = ""
+    for run in _words_and_gaps(line):
+        if run[0] == " ":
+            if not pieces and not current:
+                current = _take_cells(run, width)  # the first row's indentation
+            elif current and cell_len(current) + cell_len(run) <= width:
+                current += run
+            elif current:
+                pieces.append(current)
+                current = ""
+            continue
+        if current.strip() and cell_len(current) + cell_len(run) > width:
+            pieces.append(current.rstrip(" "))
+            current = ""
+        while cell_len(current) + cell_len(run) > width:  # the word alone does not fit a row
+            head = _take_cells(run, width - cell_len(current))
+            if not head and current:
+                pieces.append(current)
+                current = ""
+                continue
+            head = head or run[0]  # a wide character in a one-cell row: it cannot be split
+            pieces.append(current + head)
+            current = ""
+            run = run[len(head):]
+        current += run
+    if current or not pieces:
+        pieces.append(current.rstrip(" ") if pieces else current)
+    return [piece for piece in pieces if piece] or [""]
+
+
+def _words_and_gaps(line: str) -> list[str]:
+    """`line` split into alternating runs of spaces and of everything else, in order."""
+    runs: list[str] = []
+    for char in line:
+        if runs and (char == " ") == (runs[-1][0] == " "):
+            runs[-1] += char
+        else:
+            runs.append(char)
+    return runs

@@ -17,17 +17,21 @@ def reply(text: str, step: int = 1) -> dict:
     return {"type": "assistant/message", "data": {"turn": 1, "step": step, "message": message}}
 
 
-def transcript() -> Transcript:
-    return Transcript(output=DummyOutput(), style=None)
+def transcript(columns: int = 80) -> Transcript:
+    return Transcript(output=DummyOutput(), style=None, columns=lambda: columns)
 
 
-def test_chunks_print_each_completed_line_and_keep_the_tail_partial() -> None:
+def test_a_reply_streams_block_by_block_and_the_line_being_written_is_partial() -> None:
     shown = transcript()
     shown.show_events([chunk("Hel"), chunk("lo\nwor")])
-    assert shown.lines == ["assistant › Hello"]
+    assert shown.lines == []  # the paragraph is still being written
     assert shown.partial_line == "wor"
-    shown.show_events([chunk("ld"), reply("Hello\nworld")])
-    assert shown.lines == ["assistant › Hello", "            world"]
+    shown.show_events([chunk("ld\n\n- one\n"), chunk("- two")])
+    assert shown.lines == ["assistant › Hello", "            world"]  # a line break stays a break
+    assert shown.partial_line == "- two"
+    shown.show_events([reply("Hello\nworld\n\n- one\n- two")])
+    gutter = " " * len("assistant › ")
+    assert shown.lines == ["assistant › Hello", f"{gutter}world", "", f"{gutter} • one", f"{gutter} • two"]
     assert shown.partial_line == ""
 
 
@@ -37,11 +41,47 @@ def test_a_reply_without_chunks_is_printed_whole() -> None:
     assert shown.lines == ["assistant › one", "            two"]
 
 
+def test_a_reply_is_rendered_as_markdown_not_printed_raw() -> None:
+    shown = transcript()
+    shown.show_event(reply("Use **bold** and `code`\n\n```\nx = 1\n\ny = 2\n```"))
+    assert shown.lines[0] == "assistant › Use bold and code"
+    assert not any("**" in line or "```" in line for line in shown.lines)
+    assert [line.strip() for line in shown.lines[1:] if line.strip()] == ["x = 1", "y = 2"]
+
+
+def test_a_streamed_code_block_with_a_blank_line_is_printed_in_one_piece() -> None:
+    shown = transcript()
+    shown.show_events([chunk("```\nx = 1\n\n"), chunk("y = 2\n")])
+    assert shown.lines == []  # a blank line inside a fence does not end the block
+    shown.show_events([chunk("```\n\nafter")])
+    code = [line.removeprefix("assistant › ").strip() for line in shown.lines]
+    assert [line for line in code if line] == ["x = 1", "y = 2"]
+
+
+def test_replies_are_word_wrapped_to_the_terminal_under_their_gutter() -> None:
+    shown = transcript(columns=40)
+    shown.show_event(reply("alpha beta gamma delta epsilon zeta eta theta iota kappa"))
+    assert shown.lines[0].startswith("assistant › alpha")
+    assert all(len(line) < 40 for line in shown.lines)
+    assert all(line.startswith(" " * len("assistant › ")) for line in shown.lines[1:])
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+    shown_text = " ".join(line.removeprefix("assistant › ").strip() for line in shown.lines)
+    assert shown_text == text  # no word was split
+
+
+def test_messages_are_word_wrapped_with_a_hanging_indent() -> None:
+    shown = transcript(columns=30)
+    content = [{"type": "text", "text": "a long message that has to wrap somewhere\nsecond"}]
+    shown.show_event({"type": "user/message", "data": {"source": {"kind": "user"}, "content": content}})
+    assert shown.lines == ["you › a long message that has", "      to wrap somewhere", "      second"]
+
+
 def test_cancelled_turn_flushes_the_partial_reply() -> None:
     shown = transcript()
     cancelled = {"type": "turn/end", "data": {"turn": 1, "reason": "cancelled"}}
     shown.show_events([chunk("half a thought"), cancelled])
     assert shown.lines == ["assistant › half a thought", "[turn 1 cancelled]"]
+    assert shown.partial_line == ""
 
 
 def test_error_turn_prints_its_code() -> None:
@@ -66,8 +106,10 @@ def test_hostile_text_and_labels_are_inert() -> None:
     content = [{"type": "text", "text": "a\x1b]0;t\x07b"}]
     shown.show_event({"type": "user/message", "data": {"source": {"kind": "user"}, "role": "user",
                                                        "content": content}})
+    shown.show_event(reply("**x** \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ \x9b31m"))
     assert all("\x1b" not in line and "\x9b" not in line for line in shown.lines)
-    assert shown.lines[-1] == "you › a\\x1b]0;t\\x07b"
+    assert shown.lines[-2] == "you › a\\x1b]0;t\\x07b"
+    assert shown.lines[-1] == "assistant › x \\x1b]8;;http://evil\\x1b\\link\\x1b]8;;\\x1b\\ \\x9b31m"
 
 
 def test_log_helpers_name_the_source_and_preview_one_line() -> None:

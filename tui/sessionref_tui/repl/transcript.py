@@ -2,9 +2,12 @@
 
 Everything printed from data goes through `inert` line by line (message text
 keeps its line breaks, nothing else), and is printed as prompt_toolkit
-fragments, never as markup or raw escape sequences. Assistant replies stream:
-each completed line is printed as soon as it arrives; the unfinished tail is
-exposed as `partial_line` for the toolbar.
+fragments, never as markup or raw escape sequences. Text is laid out for the
+terminal's width: messages are word-wrapped under their `you › ` gutter, and
+the model's replies (and compaction summaries) are rendered as Markdown
+(`sessionref_tui.repl.markdown`). Replies stream: each Markdown block is
+printed once it is complete; the line being written is exposed as
+`partial_line` for the toolbar.
 """
 
 from __future__ import annotations
@@ -16,10 +19,16 @@ from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.output import Output
 from prompt_toolkit.shortcuts import print_formatted_text
 from prompt_toolkit.styles import BaseStyle
+from rich.cells import cell_len
 
-from sessionref_tui.display import inert, truncate_end
+from sessionref_tui.display import inert, truncate_end, wrap_cells
+from sessionref_tui.repl.markdown import markdown_lines, split_complete_blocks
 
 PREVIEW_CELLS = 72
+"""How much of an event's text `event_preview` keeps by default."""
+
+REPLY_PREFIX: Final = "assistant › "
+"""The gutter before the first line of a reply; later lines are indented to match."""
 
 DEFAULT_COLUMNS: Final = 80
 """The width assumed when the transcript is not told the terminal's."""
@@ -48,8 +57,9 @@ def event_source_kind(event: Mapping[str, Any]) -> str:
     return kind if isinstance(kind, str) else ""
 
 
-def event_preview(event: Mapping[str, Any]) -> str:
-    """A one-line, inert preview of one log event (message text, title, turn reason, chunk text)."""
+def event_preview(event: Mapping[str, Any], cells: int = PREVIEW_CELLS) -> str:
+    """A one-line, inert preview of one log event (message text, title, turn reason, chunk text),
+    at most `cells` wide."""
     data = event.get("data")
     if not isinstance(data, dict):
         return ""
@@ -67,7 +77,7 @@ def event_preview(event: Mapping[str, Any]) -> str:
         text = str(data.get("reason", ""))
     elif kind in ("turn/start", "step/start", "step/end"):
         text = " ".join(f"{key}={data[key]}" for key in ("turn", "step") if key in data)
-    return truncate_end(inert(" ".join(text.split())), PREVIEW_CELLS)
+    return truncate_end(inert(" ".join(text.split())), cells)
 
 
 def reference_labels(source: Mapping[str, Any]) -> list[str]:
@@ -97,14 +107,17 @@ class Transcript:
         self.lines: list[str] = []
         """Every line printed so far, as plain text (what a screen reader or a test sees)."""
         self._stream: dict[tuple[Any, Any], str] = {}
-        self._streamed_lines: set[tuple[Any, Any]] = set()
+        """Per (turn, step): the streamed reply text not printed yet (its unfinished block)."""
+        self._started: set[tuple[Any, Any]] = set()
+        """Replies that have printed their first block (the next blocks get no gutter label)."""
 
     @property
     def partial_line(self) -> str:
-        """The unfinished last line of the reply being streamed, or ""."""
+        """The last line written so far of the reply block being streamed, or ""."""
         for text in reversed(list(self._stream.values())):
-            if text:
-                return inert(text)
+            lines = [line for line in text.split("\n") if line.strip()]
+            if lines:
+                return inert(lines[-1])
         return ""
 
     def print(self, fragments: StyleAndTextTuples) -> None:
@@ -122,11 +135,22 @@ class Transcript:
         self.print([("class:error", f"✗ {inert(code)}: "), ("class:error.message", inert(message))])
 
     def block(self, prefix: StyleAndTextTuples, text: str, style: str) -> None:
-        """Print multi-line `text` with `prefix` before the first line and an indent before the others."""
-        indent = " " * sum(len(part) for _style, part in prefix)
-        for index, line in enumerate(text.split("\n") or [""]):
-            head = prefix if index == 0 else [("", indent)]
-            self.print([*head, (style, inert(line))])
+        """Print multi-line `text` word-wrapped to the terminal, `prefix` before its first row and an
+        indent as wide as the prefix before the others."""
+        indent = sum(cell_len(part) for _style, part in prefix)
+        width = self.columns() - indent - 1
+        rows = [row for line in text.split("\n") for row in wrap_cells(inert(line), width)]
+        for index, row in enumerate(rows):
+            head = prefix if index == 0 else [("", " " * indent)]
+            self.print([*head, (style, row)])
+
+    def markdown(self, prefix: StyleAndTextTuples, text: str) -> None:
+        """Print the Markdown `text` rendered for the terminal's width, `prefix` before its first line."""
+        indent = sum(cell_len(part) for _style, part in prefix)
+        lines = markdown_lines(text, self.columns() - indent - 1) or [[]]
+        for index, fragments in enumerate(lines):
+            head = prefix if index == 0 else [("", " " * indent)]
+            self.print([*head, *fragments])
 
     def show_events(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Render new log events of the current session in order."""
@@ -168,7 +192,7 @@ class Transcript:
             labels = ", ".join(reference_labels(source))
             self.print([("class:reference", "⧉ Referenced sessions · " + labels)])
         elif kind == "plugin" and source.get("plugin") == "compact":
-            self.block([("class:checkpoint", "⟲ compacted › ")], message_text(data), "class:checkpoint.text")
+            self.markdown([("class:checkpoint", "⟲ compacted › ")], message_text(data))
         else:
             self.notice(f"[context message from {inert(str(source.get('plugin', kind)))}]")
 
@@ -177,39 +201,38 @@ class Transcript:
         if not isinstance(chunk, dict) or chunk.get("type") != "text-delta":
             return
         key = (data.get("turn"), data.get("step"))
-        pending = self._stream.get(key, "") + str(chunk.get("text", ""))
-        *complete, rest = pending.split("\n")
-        for line in complete:
-            self._print_reply_line(key, line)
+        complete, rest = split_complete_blocks(self._stream.get(key, "") + str(chunk.get("text", "")))
+        if complete.strip():
+            self._print_reply(key, complete)
         self._stream[key] = rest
         self._on_change()
 
-    def _print_reply_line(self, key: tuple[Any, Any], line: str) -> None:
-        if key in self._streamed_lines:
-            self.print([("", "            "), ("class:assistant.text", inert(line))])
+    def _print_reply(self, key: tuple[Any, Any], text: str) -> None:
+        """Print one or more complete Markdown blocks of the reply `key`."""
+        if key in self._started:
+            self.print([])  # the blank line that separated the blocks in the reply
+            self.markdown([("", " " * len(REPLY_PREFIX))], text)
         else:
-            self._streamed_lines.add(key)
-            self.print([("class:assistant", "assistant › "), ("class:assistant.text", inert(line))])
+            self._started.add(key)
+            self.markdown([("class:assistant", REPLY_PREFIX)], text)
 
     def _finish_reply(self, data: Mapping[str, Any]) -> None:
         key = (data.get("turn"), data.get("step"))
         message = data.get("message")
-        if key in self._stream or key in self._streamed_lines:
+        if key in self._stream or key in self._started:
             rest = self._stream.pop(key, "")
-            if rest:
-                self._print_reply_line(key, rest)
-            self._streamed_lines.discard(key)
-        elif isinstance(message, dict):
-            text = message_text(message)
-            if text:
-                self.block([("class:assistant", "assistant › ")], text, "class:assistant.text")
+            if rest.strip():
+                self._print_reply(key, rest)
+        elif isinstance(message, dict) and message_text(message).strip():
+            self._print_reply(key, message_text(message))
+        self._started.discard(key)
         self._on_change()
 
     def flush_streams(self) -> None:
         """Print whatever is left of unfinished replies (after a cancel or an error)."""
         for key in list(self._stream):
             rest = self._stream.pop(key)
-            if rest:
-                self._print_reply_line(key, rest)
-        self._streamed_lines.clear()
+            if rest.strip():
+                self._print_reply(key, rest)
+        self._started.clear()
         self._on_change()
