@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from repl_harness import Harness
+from rich.cells import cell_len
 from sessionref.candidates import Candidate
 from sessionref_tui.repl.app import HISTORY_FILE_NAME, open_history
-from sessionref_tui.repl.commands import candidate_row, log_rows
+from sessionref_tui.repl.commands import candidate_row, log_lines, log_rows
 
 DAY_MS = 86_400_000
 
@@ -149,4 +150,41 @@ async def test_sessions_in_an_empty_store_says_there_are_none_yet(empty_harness:
 def test_sessions_rows_age_by_last_activity() -> None:
     old_but_active = Candidate("s-1", "Parser notes", "/home/a", 0, True, updated_at=2 * DAY_MS)
     row = candidate_row(old_but_active, 3 * DAY_MS)
-    assert row.rstrip().endswith("1d")
+    assert row.split()[3:5] == ["1d", "●"]
+
+
+def test_sessions_rows_fit_the_terminal_and_stay_aligned() -> None:
+    wide = Candidate("s-2", "漢字の題名", "/very/long/path/" + "deep/" * 20 + "project", 0, False)
+    narrow = Candidate("s-1", "Notes", "/home/a", 0, True)
+    for columns in (60, 100, 200):
+        rows = [candidate_row(candidate, DAY_MS, columns) for candidate in (wide, narrow)]
+        assert all(cell_len(row) < columns for row in rows)
+        ids = [row.index("s-2") for row in rows[:1]] + [rows[1].index("s-1")]
+        assert cell_len(rows[0][: ids[0]]) == cell_len(rows[1][: ids[1]])  # wide labels padded by cells
+    assert rows[0].endswith("/project")  # the cwd gets the spare width, cut in the middle
+
+
+def test_log_lines_fit_the_terminal_and_cut_the_preview_not_the_words_elsewhere() -> None:
+    long_text = "a message long enough to need cutting at a narrow terminal width " * 3
+    events = [{"type": "turn/start", "seq": 0, "data": {"turn": 1}},
+              {"type": "user/message", "seq": 1, "data": {"source": {"kind": "user"},
+                                                          "content": [{"type": "text", "text": long_text}]}}]
+    for columns in (50, 80, 260):
+        rows = log_rows(events, columns)
+        lines = ["".join(text for _style, text in line) for line in log_lines(rows, columns)]
+        assert all(cell_len(line) < columns for line in lines)
+        assert lines[1].split()[:3] == ["1", "user/message", "user"]
+        assert lines[1].index("user/message") == lines[0].index("turn/start")  # aligned columns
+    assert lines[1].endswith(long_text.strip())  # a wide terminal shows it whole
+    narrow = "".join(text for _style, text in log_lines(log_rows(events, 50), 50)[1])
+    assert narrow.endswith("…")
+
+
+async def test_log_follows_the_terminal_width(harness: Harness) -> None:
+    harness.type("hi there, this is a message that is longer than the terminal is wide for sure\r")
+    await harness.until(lambda: any(e["type"] == "turn/end" for e in harness.events()))
+    harness.type("/log\r")
+    await harness.until(lambda: harness.printed("turn/end"))
+    columns = harness.mode.session.app.output.get_size().columns
+    log = harness.mode.transcript.lines[harness.mode.transcript.lines.index("› /log") + 1:]
+    assert log and all(cell_len(line) < columns for line in log)

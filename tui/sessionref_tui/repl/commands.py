@@ -11,12 +11,20 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from rich.cells import cell_len
 from sessionref.errors import CodedError
 from sessionref.workspace import DraftSession
 
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
-from sessionref_tui.repl.transcript import Transcript, event_preview, event_source_kind
+from sessionref_tui.repl.transcript import (
+    DEFAULT_COLUMNS,
+    PREVIEW_CELLS,
+    Transcript,
+    event_preview,
+    event_source_kind,
+)
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent
@@ -24,6 +32,15 @@ if TYPE_CHECKING:
 
 SESSIONS_LIMIT: Final = 20
 """Rows `/sessions` prints."""
+
+LABEL_CELLS: Final = 36
+"""Widest label column of `/sessions` (narrower on a narrow terminal)."""
+
+ID_CELLS: Final = 24
+"""Id column of `/sessions`: enough to tell ids apart (`/switch` takes any unique id)."""
+
+AGE_CELLS: Final = 8
+"""Age column of `/sessions` ("just now" is the widest age)."""
 
 HELP_TEXT: Final = """\
 Enter sends · Alt+Enter or Ctrl+J inserts a newline · @ completes sessions (Tab/Enter accept, Esc dismisses)
@@ -101,15 +118,27 @@ async def _candidates(host: CommandHost, query: str, limit: int) -> Sequence[Any
     return await host.workspace.references.list_candidates(host.agent, query, limit)
 
 
-def candidate_row(candidate: Any, now_ms: float) -> str:
-    """One inert table row: label, id (when it differs), cwd (● = this directory), last-activity age."""
-    label = truncate_end(inert(candidate.label), 36)
+def candidate_row(candidate: Any, now_ms: float, columns: int = DEFAULT_COLUMNS) -> str:
+    """One inert row that fits `columns`: label, id (when it differs), last-activity age, then the
+    cwd (● = the current session's directory) in the rest of the width."""
+    room = columns - 1
+    label_cells = max(12, min(LABEL_CELLS, room - (ID_CELLS + AGE_CELLS + 8 + 12)))
+    label = truncate_end(inert(candidate.label), label_cells)
     same = candidate.label == candidate.session_id
-    session_id = "" if same else truncate_end(inert(candidate.session_id), 24)
-    cwd = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), 36)
-    here = "●" if candidate.same_workspace else " "
+    session_id = "" if same else truncate_end(inert(candidate.session_id), ID_CELLS)
     age = relative_age(candidate.last_activity, now_ms)
-    return f"{label:<36}  {session_id:<24}  {here} {cwd:<36}  {age}"
+    here = "●" if candidate.same_workspace else " "
+    cwd_cells = room - (label_cells + ID_CELLS + AGE_CELLS + 8)
+    cwd = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), max(cwd_cells, 8))
+    row = f"{_pad(label, label_cells)}  {_pad(session_id, ID_CELLS)}  {_pad(age, AGE_CELLS)}  {here} {cwd}"
+    return truncate_end(row, room)
+
+
+def _print_candidates(host: CommandHost, candidates: Sequence[Any]) -> None:
+    now = time.time() * 1000
+    columns = host.transcript.columns()
+    for candidate in candidates:
+        host.transcript.print([("class:candidate.label", candidate_row(candidate, now, columns))])
 
 
 async def _sessions(host: CommandHost, query: str) -> None:
@@ -117,9 +146,7 @@ async def _sessions(host: CommandHost, query: str) -> None:
     if not found:
         host.transcript.notice(f"no session matches “{inert(query)}”" if query else NO_OTHER_SESSIONS)
         return
-    now = time.time() * 1000
-    for candidate in found:
-        host.transcript.print([("class:candidate.label", candidate_row(candidate, now))])
+    _print_candidates(host, found)
 
 
 async def _switch(host: CommandHost, argument: str) -> None:
@@ -141,9 +168,7 @@ async def _switch(host: CommandHost, argument: str) -> None:
     if not matches:
         raise CommandError("REPL_NO_SUCH_SESSION", f"no session matches {inert(argument)!r}")
     host.transcript.notice(f"{len(matches)} sessions match; use an id:")
-    now = time.time() * 1000
-    for candidate in matches:
-        host.transcript.print([("class:candidate.label", candidate_row(candidate, now))])
+    _print_candidates(host, matches)
 
 
 def _exists(store: Any, session_id: str) -> bool:
@@ -177,8 +202,12 @@ def _chunk_text(event: dict[str, Any]) -> str:
     return str(chunk.get("text", "")) if isinstance(chunk, dict) else ""
 
 
-def log_rows(events: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
-    """(seq, type, source kind, preview) per event; a run of `assistant/chunk` events is one row `a–b`."""
+def log_rows(events: Sequence[dict[str, Any]], preview_cells: int = PREVIEW_CELLS
+             ) -> list[tuple[str, str, str, str]]:
+    """(seq, type, source kind, preview) per event; a run of `assistant/chunk` events is one row `a–b`.
+
+    Previews are one line of at most `preview_cells` cells.
+    """
     rows: list[tuple[str, str, str, str]] = []
     index = 0
     while index < len(events):
@@ -193,13 +222,43 @@ def log_rows(events: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]
             seq = str(event.get("seq", "?"))
             if count > 1:
                 seq += f"–{events[end].get('seq', '?')}"
-            rows.append((seq, f"assistant/chunk ×{count}", "", event_preview(merged)))
+            rows.append((seq, f"assistant/chunk ×{count}", "", event_preview(merged, preview_cells)))
             index = end + 1
             continue
         kind = truncate_end(inert(str(event.get("type", ""))), 20)
-        rows.append((str(event.get("seq", "?")), kind, inert(event_source_kind(event)), event_preview(event)))
+        source = inert(event_source_kind(event))
+        rows.append((str(event.get("seq", "?")), kind, source, event_preview(event, preview_cells)))
         index += 1
     return rows
+
+
+def log_lines(rows: Sequence[tuple[str, str, str, str]], columns: int) -> list[StyleAndTextTuples]:
+    """`/log` rows as aligned columns sized to their content; the preview gets the rest of the
+    terminal's `columns` and is cut with `…`, so no row wraps (unless the terminal is narrower
+    than the seq, type and source columns themselves)."""
+    if not rows:
+        return []
+    seq_cells = max(cell_len(seq) for seq, _kind, _source, _preview in rows)
+    kind_cells = max(cell_len(kind) for _seq, kind, _source, _preview in rows)
+    source_cells = max(cell_len(source) for _seq, _kind, source, _preview in rows)
+    preview_cells = columns - 1 - (seq_cells + 2) - (kind_cells + 1) - (source_cells + 1)
+    return [
+        [
+            ("class:log.seq", _pad_left(seq, seq_cells) + "  "),
+            ("class:log.type", _pad(kind, kind_cells) + " "),
+            ("class:log.source", _pad(source, source_cells) + " "),
+            ("class:log.preview", truncate_end(preview, preview_cells)),
+        ]
+        for seq, kind, source, preview in rows
+    ]
+
+
+def _pad(text: str, cells: int) -> str:
+    return text + " " * (cells - cell_len(text))
+
+
+def _pad_left(text: str, cells: int) -> str:
+    return " " * (cells - cell_len(text)) + text
 
 
 async def _log(host: CommandHost, _argument: str) -> None:
@@ -209,13 +268,9 @@ async def _log(host: CommandHost, _argument: str) -> None:
     _header, events = host.workspace.store.read_log(host.agent.id)
     if not events:
         host.transcript.notice("(the log has no events yet)")
-    for seq, kind, source, preview in log_rows(events):
-        host.transcript.print([
-            ("class:log.seq", f"{seq:>9}  "),
-            ("class:log.type", f"{kind:<20} "),
-            ("class:log.source", f"{source:<17} "),
-            ("class:log.preview", preview),
-        ])
+    columns = host.transcript.columns()
+    for line in log_lines(log_rows(events, preview_cells=columns), columns):
+        host.transcript.print(line)
 
 
 COMMANDS: Final[dict[str, Callable[[CommandHost, str], Awaitable[None]]]] = {
