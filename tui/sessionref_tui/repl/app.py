@@ -29,6 +29,7 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
+from rich.cells import cell_len
 from sessionref.agent import Agent
 from sessionref.errors import error_parts
 from sessionref.signal import AbortSignal
@@ -45,6 +46,7 @@ from sessionref_tui.repl.completer import (
 )
 from sessionref_tui.repl.keys import ESCAPE_SEQUENCE_WAIT_SECONDS, line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
+from sessionref_tui.repl.prompt_wrap import PROMPT, WordWrapProcessor, continuation
 from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.transcript import Transcript
 
@@ -93,8 +95,8 @@ class LineMode:
             complete_while_typing=True, lexer=MentionLexer(),
             history=history or open_history(workspace.store.root),
             key_bindings=line_mode_key_bindings(self), bottom_toolbar=self._toolbar, style=REPL_STYLE,
-            prompt_continuation=lambda width, _line, _soft: "." * (width - 1) + " ", erase_when_done=True,
-            reserve_space_for_menu=8,
+            prompt_continuation=continuation, erase_when_done=True, reserve_space_for_menu=8,
+            input_processors=[WordWrapProcessor(cell_len(PROMPT))],
         )
         self.session.app.ttimeoutlen = ESCAPE_SEQUENCE_WAIT_SECONDS
         self.lookups.attach(self.session.default_buffer)
@@ -199,7 +201,7 @@ class LineMode:
                 while not self._exit_requested:
                     try:
                         text = await self.session.prompt_async(
-                            [("class:prompt", "› ")], pre_run=self._apply_pending_drafts)
+                            [("class:prompt", PROMPT)], pre_run=self._apply_pending_drafts)
                     except EOFError:
                         break
                     except KeyboardInterrupt:
