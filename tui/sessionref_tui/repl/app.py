@@ -6,9 +6,10 @@ One `PromptSession` is re-run for every message. Sending never blocks the
 prompt: `Workspace.submit` (parse mentions, prepare, idle/running delivery) runs
 as a task, and the session's log events, subscribed from the store, are printed
 above the prompt as they are appended, so the reply streams while the user keeps
-typing and can send again (a steer). A failed prepare prints the error and puts
-the draft back into the prompt, unless the user has started a new one (the draft
-is in the history either way).
+typing and can send again: the message is queued for the model's next step and
+shown once as `queued › …` (`QueueView`). Ctrl+C stops the reply and every queued
+message comes back into the prompt. A failed prepare prints the error and puts
+the draft back (`PromptDrafts`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
@@ -33,7 +33,7 @@ from rich.cells import cell_len
 from sessionref.agent import Agent
 from sessionref.errors import error_parts
 from sessionref.signal import AbortSignal
-from sessionref.workspace import NEW_SESSION_NAME, DraftSession, merge_returned_drafts
+from sessionref.workspace import NEW_SESSION_NAME, DraftSession
 
 from sessionref_tui.display import inert
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
@@ -46,6 +46,7 @@ from sessionref_tui.repl.completer import (
 )
 from sessionref_tui.repl.keys import ESCAPE_SEQUENCE_WAIT_SECONDS, line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
+from sessionref_tui.repl.prompt_drafts import PromptDrafts
 from sessionref_tui.repl.prompt_wrap import PROMPT, WordWrapProcessor, continuation
 from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.transcript import Transcript
@@ -87,7 +88,7 @@ class LineMode:
         self.transcript = Transcript(output=output, style=REPL_STYLE, on_change=self._invalidate,
                                      columns=self._columns)
         self.queue = QueueView(workspace, self.transcript, current=lambda: self._target,
-                               into_prompt=self._into_prompt, name_of=self._name_of)
+                               into_prompt=lambda drafts: self.drafts.put_back(drafts), name_of=self._name_of)
         self.lookups = MentionLookups(self._lookup, debounce=debounce)
         self.lookups.on_update += lambda _lookups: self._invalidate()
         self.session: PromptSession[str] = PromptSession(
@@ -99,9 +100,9 @@ class LineMode:
             input_processors=[WordWrapProcessor(cell_len(PROMPT))],
         )
         self.session.app.ttimeoutlen = ESCAPE_SEQUENCE_WAIT_SECONDS
+        self.drafts = PromptDrafts(self.session, self.transcript, self._invalidate)
         self.lookups.attach(self.session.default_buffer)
         self._preparing: AbortSignal | None = None
-        self._pending_drafts: list[str] = []
         self._exit_armed = False
         self._exit_requested = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -145,7 +146,7 @@ class LineMode:
         self._replay_recent(target.id)
         kept = self.queue.take_kept(target.id)
         if kept:
-            self._into_prompt(kept)
+            self.drafts.put_back(kept)
             count = len(kept)
             noun = "message that came back is" if count == 1 else "messages that came back are"
             self.transcript.notice(f"{count} queued {noun} in the prompt")
@@ -201,7 +202,7 @@ class LineMode:
                 while not self._exit_requested:
                     try:
                         text = await self.session.prompt_async(
-                            [("class:prompt", PROMPT)], pre_run=self._apply_pending_drafts)
+                            [("class:prompt", PROMPT)], pre_run=self.drafts.apply_pending)
                     except EOFError:
                         break
                     except KeyboardInterrupt:
@@ -236,10 +237,10 @@ class LineMode:
         try:
             result = await self.workspace.submit(target, text, signal=signal)
         except asyncio.CancelledError:
-            self._restore_draft(text)
+            self.drafts.restore_failed(text)
             raise
         except Exception as error:
-            self._restore_draft(text)
+            self.drafts.restore_failed(text)
             self.transcript.error(*error_parts(error))
             return
         finally:
@@ -248,38 +249,6 @@ class LineMode:
             self._invalidate()
         if result.created and self._target is target:
             self._adopt(result.agent)  # the draft now exists on disk; keep showing it
-
-    def _restore_draft(self, text: str) -> None:
-        """After a failed send: put `text` back into an empty prompt, else say where the draft is."""
-        buffer = self.session.default_buffer
-        if self.session.app.is_running:
-            if buffer.text:
-                self.transcript.notice("your draft is in the history (↑) — the prompt already holds new text")
-                return
-            buffer.document = Document(text, len(text))
-            self._invalidate()
-        else:
-            self._pending_drafts.append(text)
-
-    def _into_prompt(self, drafts: list[str]) -> None:
-        """Put returned `drafts` back into the prompt, before what is being typed (nothing is lost)."""
-        if not self.session.app.is_running:
-            self._pending_drafts.extend(drafts)  # applied when the next prompt starts
-            return
-        buffer = self.session.default_buffer
-        current = buffer.document
-        merged = merge_returned_drafts(drafts, current.text)
-        if current.text.strip():  # the cursor stays where it was in the text being typed
-            cursor = len(merged) - len(current.text) + current.cursor_position
-        else:
-            cursor = len(merged)
-        buffer.document = Document(merged, cursor)
-        self._invalidate()
-
-    def _apply_pending_drafts(self) -> None:
-        drafts, self._pending_drafts = self._pending_drafts, []
-        if drafts:
-            self._into_prompt(drafts)
 
     async def _shutdown(self) -> None:
         self.lookups.close()

@@ -1,0 +1,63 @@
+"""Drafts that go back into the line mode's prompt, so nothing typed is lost.
+
+Two kinds come back: a message whose send failed before anything was queued (a bad mention, a
+cancelled prepare), and messages that were queued and then returned (Ctrl+C, or the agent
+dropped them). A failed send goes back only into an empty prompt (else the notice points to the
+history, where every sent line also is); returned messages go before what is being typed
+(`merge_returned_drafts`). Between two prompts (while a command runs) they wait and are put in
+when the next prompt starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.document import Document
+from sessionref.workspace import merge_returned_drafts
+
+from sessionref_tui.repl.transcript import Transcript
+
+
+class PromptDrafts:
+    """Puts drafts into `session`'s prompt now, or when its next prompt starts (`apply_pending`)."""
+
+    def __init__(self, session: PromptSession[Any], transcript: Transcript,
+                 invalidate: Callable[[], None]) -> None:
+        self._session = session
+        self._transcript = transcript
+        self._invalidate = invalidate
+        self._pending: list[str] = []
+
+    def restore_failed(self, text: str) -> None:
+        """After a failed send: put `text` back into an empty prompt, else say where the draft is."""
+        buffer = self._session.default_buffer
+        if not self._session.app.is_running:
+            self._pending.append(text)
+        elif buffer.text:
+            self._transcript.notice("your draft is in the history (↑) — the prompt already holds new text")
+        else:
+            buffer.document = Document(text, len(text))
+            self._invalidate()
+
+    def put_back(self, drafts: list[str]) -> None:
+        """Put returned `drafts` into the prompt, before what is being typed; the cursor stays put."""
+        if not self._session.app.is_running:
+            self._pending.extend(drafts)
+            return
+        buffer = self._session.default_buffer
+        current = buffer.document
+        merged = merge_returned_drafts(drafts, current.text)
+        if current.text.strip():
+            cursor = len(merged) - len(current.text) + current.cursor_position
+        else:
+            cursor = len(merged)
+        buffer.document = Document(merged, cursor)
+        self._invalidate()
+
+    def apply_pending(self) -> None:
+        """Put in what came back between two prompts (the `pre_run` of each prompt)."""
+        drafts, self._pending = self._pending, []
+        if drafts:
+            self.put_back(drafts)
