@@ -188,3 +188,9 @@ async def test_log_follows_the_terminal_width(harness: Harness) -> None:
     columns = harness.mode.session.app.output.get_size().columns
     log = harness.mode.transcript.lines[harness.mode.transcript.lines.index("› /log") + 1:]
     assert log and all(cell_len(line) < columns for line in log)
+
+
+async def test_switch_accepts_a_unique_id_prefix(harness: Harness) -> None:
+    harness.type("/switch abnf-n\r")
+    await harness.until(lambda: harness.mode.agent.id == "abnf-notes")
+    assert harness.printed("── ABNF parser notes · abnf-notes · /home/ana/work ──")
