@@ -95,8 +95,7 @@ async def run_command(host: CommandHost, line: str) -> None:
 
 
 async def _help(host: CommandHost, _argument: str) -> None:
-    for line in HELP_TEXT.splitlines():
-        host.transcript.notice(line)
+    host.transcript.print_lines([[("class:notice", line)] for line in HELP_TEXT.splitlines()])
 
 
 async def _new(host: CommandHost, _argument: str) -> None:
@@ -137,8 +136,8 @@ def candidate_row(candidate: Any, now_ms: float, columns: int = DEFAULT_COLUMNS)
 def _print_candidates(host: CommandHost, candidates: Sequence[Any]) -> None:
     now = time.time() * 1000
     columns = host.transcript.columns()
-    for candidate in candidates:
-        host.transcript.print([("class:candidate.label", candidate_row(candidate, now, columns))])
+    host.transcript.print_lines(
+        [[("class:candidate.label", candidate_row(candidate, now, columns))] for candidate in candidates])
 
 
 async def _sessions(host: CommandHost, query: str) -> None:
@@ -269,8 +268,7 @@ async def _log(host: CommandHost, _argument: str) -> None:
     if not events:
         host.transcript.notice("(the log has no events yet)")
     columns = host.transcript.columns()
-    for line in log_lines(log_rows(events, preview_cells=columns), columns):
-        host.transcript.print(line)
+    host.transcript.print_lines(log_lines(log_rows(events, preview_cells=columns), columns))
 
 
 COMMANDS: Final[dict[str, Callable[[CommandHost, str], Awaitable[None]]]] = {

@@ -17,6 +17,7 @@ Two choices where Markdown and a chat transcript differ:
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from typing import Final
@@ -37,7 +38,13 @@ TAB_CELLS: Final = 4
 CODE_THEME: Final = "ansi_dark"
 """Pygments style for fenced code: the terminal's own 16 colours, no background of its own."""
 
+STYLE_CACHE_SIZE: Final = 512
+"""Converted styles kept: a reply uses a few dozen (the code theme's token styles, emphasis, lists)."""
+
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+_PARSER: Final = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+"""rich's own parser settings, except that raw HTML is text. Reused: parsing keeps no state."""
 
 _ANSI_NAMES: Final = (
     "ansiblack", "ansired", "ansigreen", "ansiyellow", "ansiblue", "ansimagenta", "ansicyan", "ansigray",
@@ -59,9 +66,9 @@ class _ReplyMarkdown(Markdown):
     elements = {**Markdown.elements, "heading_open": _LeftHeading}  # noqa: RUF012 (rich's shape)
 
     def __init__(self, markup: str) -> None:
-        super().__init__(markup, code_theme=CODE_THEME, hyperlinks=False)
-        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-        self.parsed = parser.parse(markup)
+        super().__init__("", code_theme=CODE_THEME, hyperlinks=False)  # parsed once, below
+        self.markup = markup
+        self.parsed = _PARSER.parse(markup)
 
 
 def _fence_after(line: str, fence: str | None) -> str | None:
@@ -119,6 +126,7 @@ def _color_name(color: Color | None, background: bool) -> str | None:
     return f"bg:{name}" if background else name
 
 
+@functools.lru_cache(maxsize=STYLE_CACHE_SIZE)
 def fragment_style(style: Style | None) -> str:
     """A rich `Style` as a prompt_toolkit style string (colours and attributes; links are dropped)."""
     if style is None:
@@ -134,8 +142,10 @@ def fragment_style(style: Style | None) -> str:
 
 
 def _fragments(line: list[Segment]) -> StyleAndTextTuples:
+    # Everything `inert` rewrites is non-printable (Cc, Cf, Zl, Zp, Cs): printable text is kept as is.
     fragments: StyleAndTextTuples = [
-        (fragment_style(segment.style), inert(segment.text)) for segment in line if not segment.control
+        (fragment_style(segment.style), segment.text if segment.text.isprintable() else inert(segment.text))
+        for segment in line if not segment.control
     ]
     while fragments and not fragments[-1][1].strip() and "bg:" not in fragments[-1][0]:
         fragments.pop()  # rich pads lines to the width; the terminal needs no trailing blanks

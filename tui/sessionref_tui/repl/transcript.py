@@ -93,6 +93,12 @@ def reference_labels(source: Mapping[str, Any]) -> list[str]:
     return labels
 
 
+def _under_gutter(prefix: StyleAndTextTuples, lines: list[StyleAndTextTuples]) -> list[StyleAndTextTuples]:
+    """`prefix` before the first line, as many spaces as it is wide before the others."""
+    indent = [("", " " * sum(cell_len(part) for _style, part in prefix))]
+    return [[*(prefix if index == 0 else indent), *line] for index, line in enumerate(lines)]
+
+
 class Transcript:
     """Prints above the prompt and keeps a plain-text copy of every printed line (`lines`)."""
 
@@ -122,8 +128,18 @@ class Transcript:
 
     def print(self, fragments: StyleAndTextTuples) -> None:
         """Print one line of fragments above the prompt (fragment texts must already be inert)."""
-        self.lines.append("".join(text for _style, text in fragments))
-        print_formatted_text(FormattedText(fragments), style=self._style, output=self._output)
+        self.print_lines([fragments])
+
+    def print_lines(self, lines: list[StyleAndTextTuples]) -> None:
+        """Print several lines above the prompt in one write (each print costs a redraw of the prompt)."""
+        if not lines:
+            return
+        joined: StyleAndTextTuples = []
+        for fragments in lines:
+            self.lines.append("".join(text for _style, text, *_rest in fragments))
+            joined.extend(fragments)
+            joined.append(("", "\n"))
+        print_formatted_text(FormattedText(joined), style=self._style, output=self._output, end="")
         self._on_change()
 
     def notice(self, text: str) -> None:
@@ -140,17 +156,12 @@ class Transcript:
         indent = sum(cell_len(part) for _style, part in prefix)
         width = self.columns() - indent - 1
         rows = [row for line in text.split("\n") for row in wrap_cells(inert(line), width)]
-        for index, row in enumerate(rows):
-            head = prefix if index == 0 else [("", " " * indent)]
-            self.print([*head, (style, row)])
+        self.print_lines(_under_gutter(prefix, [[(style, row)] for row in rows]))
 
     def markdown(self, prefix: StyleAndTextTuples, text: str) -> None:
         """Print the Markdown `text` rendered for the terminal's width, `prefix` before its first line."""
         indent = sum(cell_len(part) for _style, part in prefix)
-        lines = markdown_lines(text, self.columns() - indent - 1) or [[]]
-        for index, fragments in enumerate(lines):
-            head = prefix if index == 0 else [("", " " * indent)]
-            self.print([*head, *fragments])
+        self.print_lines(_under_gutter(prefix, markdown_lines(text, self.columns() - indent - 1) or [[]]))
 
     def show_events(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Render new log events of the current session in order."""
