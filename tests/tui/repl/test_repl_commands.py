@@ -11,7 +11,7 @@ from repl_harness import Harness
 from rich.cells import cell_len
 from sessionref.candidates import Candidate
 from sessionref_tui.repl.app import HISTORY_FILE_NAME, open_history
-from sessionref_tui.repl.commands import candidate_row, log_lines, log_rows
+from sessionref_tui.repl.commands import candidate_row, help_lines, log_lines, log_rows
 
 DAY_MS = 86_400_000
 
@@ -194,3 +194,11 @@ async def test_switch_accepts_a_unique_id_prefix(harness: Harness) -> None:
     harness.type("/switch abnf-n\r")
     await harness.until(lambda: harness.mode.agent.id == "abnf-notes")
     assert harness.printed("── ABNF parser notes · abnf-notes · /home/ana/work ──")
+
+
+def test_help_fits_the_terminal_and_keeps_descriptions_aligned() -> None:
+    rows = help_lines(60)
+    assert all(cell_len(row) < 60 for row in rows)
+    new = rows.index(next(row for row in rows if row.startswith("/new")))
+    assert rows[new + 1].startswith(" " * 25) and not rows[new + 1][25].isspace()  # wrapped under its text
+    assert " ".join(" ".join(rows).split()).count("created by its first message") == 1  # no word was cut

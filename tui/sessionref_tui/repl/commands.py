@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from sessionref.errors import CodedError
 from sessionref.workspace import DraftSession
 
-from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle, wrap_cells
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
 from sessionref_tui.repl.transcript import (
     DEFAULT_COLUMNS,
@@ -43,9 +43,9 @@ AGE_CELLS: Final = 8
 """Age column of `/sessions` ("just now" is the widest age)."""
 
 HELP_TEXT: Final = """\
-Enter sends · Alt+Enter or Ctrl+J inserts a newline · @ completes sessions (Tab/Enter accept, Esc dismisses)
-Sending while a reply runs queues the message (shown dim as "queued ›") for the model's next step
-Ctrl+C stops a running reply and puts queued messages back in the prompt, or cancels a message being prepared;
+Enter sends · Alt+Enter or Ctrl+J inserts a newline · @ completes sessions (Tab/Enter accept, Esc closes)
+Sending while a reply runs queues the message ("queued ›") for the model's next step
+Ctrl+C stops a running reply and puts queued messages back in the prompt, or cancels a message being prepared
 Ctrl+C twice on an empty prompt (or Ctrl+D) exits
 /new                     start a new session in this directory (created by its first message)
 /sessions [query]        list sessions you can mention (this directory first)
@@ -54,6 +54,9 @@ Ctrl+C twice on an empty prompt (or Ctrl+D) exits
 /compact                 replace the conversation so far with a model-written summary
 /log                     the current session's log events: seq, type, source kind, preview
 /help                    this text"""
+
+HELP_COMMAND_CELLS: Final = 25
+"""Where a command's description starts in `/help` (its wrapped rows are indented to it)."""
 
 
 class CommandError(CodedError):
@@ -94,8 +97,19 @@ async def run_command(host: CommandHost, line: str) -> None:
     await handler(host, argument)
 
 
+def help_lines(columns: int) -> list[str]:
+    """`HELP_TEXT` word-wrapped to `columns`; a command's wrapped rows stay under its description."""
+    rows: list[str] = []
+    for line in HELP_TEXT.splitlines():
+        is_command = line.startswith("/")
+        head, indent = (line[:HELP_COMMAND_CELLS], HELP_COMMAND_CELLS) if is_command else ("", 2)
+        pieces = wrap_cells(line[len(head):], max(columns - 1 - indent, 20))
+        rows += [head + pieces[0], *(" " * indent + piece for piece in pieces[1:])]
+    return rows
+
+
 async def _help(host: CommandHost, _argument: str) -> None:
-    host.transcript.print_lines([[("class:notice", line)] for line in HELP_TEXT.splitlines()])
+    host.transcript.print_lines([[("class:notice", row)] for row in help_lines(host.transcript.columns())])
 
 
 async def _new(host: CommandHost, _argument: str) -> None:
