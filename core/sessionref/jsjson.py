@@ -9,6 +9,17 @@ array-index keys first, as JS objects enumerate them), no spaces, lower-case
 Strings are treated as JavaScript strings: a surrogate pair that arrives as two
 Python code points is one character (`to_js_string` combines them), and an
 unpaired surrogate is a lone UTF-16 unit that UTF-8 encoders turn into U+FFFD.
+`js_json_parse` follows the same rule: a high and a low surrogate that meet in
+one string literal (raw, escaped, or one of each) are one character, as in
+JavaScript.
+
+Nesting is bounded. JSON with more than `MAX_JSON_DEPTH` nested arrays and
+objects is refused before it is parsed, with `ContractRangeError` (a
+`ValueError`): Python's parser is recursive and would otherwise fail with
+`RecursionError` at a depth that depends on the caller's stack. No contract
+value comes close (a URI payload is a string, depth 0; a snapshot is depth 3).
+JavaScript engines accept deeper input, so for such input only the error's
+cause differs from upstream, never its code or message.
 """
 
 from __future__ import annotations
@@ -17,16 +28,21 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from itertools import accumulate
 from json.encoder import encode_basestring
 from typing import Any, Final
 
+from sessionref.errors import ContractRangeError, ContractSyntaxError
+
 __all__ = [
+    "MAX_JSON_DEPTH",
     "UNDEFINED",
     "Undefined",
     "encode_utf8",
     "has_surrogates",
     "js_json_parse",
     "js_json_stringify",
+    "json_nesting_depth",
     "json_number_text",
     "json_string_literal",
     "stringify_tag_safe_json",
@@ -36,8 +52,11 @@ __all__ = [
 ]
 
 NOT_SERIALIZABLE_MESSAGE: Final = "session-reference data is not JSON-serializable"
+MAX_JSON_DEPTH: Final = 128
+"""Deepest nesting of arrays and objects `js_json_parse` accepts (see the module docstring)."""
 _MAX_ARRAY_INDEX: Final = 4294967294
 _MAX_SAFE_INTEGER: Final = 2**53 - 1
+_SAFE_INTEGER_DIGITS: Final = len(str(_MAX_SAFE_INTEGER))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # The quoting json.dumps(ensure_ascii=False) applies to a str, without its per-call overhead.
 _quote: Callable[[str], str] = encode_basestring
@@ -277,25 +296,72 @@ def _object_from_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _number_from_int_text(text: str) -> int | float:
-    number = int(text)
-    if -_MAX_SAFE_INTEGER <= number <= _MAX_SAFE_INTEGER:
-        return number
-    return float(text)
+    if len(text) <= _SAFE_INTEGER_DIGITS + 1:  # + 1 for a minus sign; longer is never safe
+        number = int(text)
+        if -_MAX_SAFE_INTEGER <= number <= _MAX_SAFE_INTEGER:
+            return number
+    return float(text)  # like JavaScript, any length: rounded, or infinite past the double range
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"Unexpected token {name[0]} in JSON")
+    raise ContractSyntaxError(f"Unexpected token {name[0]} in JSON")
 
 
-def js_json_parse(text: str) -> Any:
+# A string literal, or an unterminated one running to the end; possessive, so the scan stays linear.
+_JSON_STRING_LITERAL = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]++")
+_BRACKET_STEP: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+# A `\\uXXXX` escape of a surrogate, with the escapes before it consumed so `\\\\ud800` is not one.
+_ESCAPE = re.compile(r"\\(?:u([dD][89a-fA-F][0-9a-fA-F]{2})|.)", re.DOTALL)
+
+
+def json_nesting_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON `text`, never less than the parser would go.
+
+    Brackets inside string literals do not count. For text that is not JSON
+    the answer is an upper bound of how deep a parser gets before it fails.
+    Linear in the length of `text`.
+    """
+    if "[" not in text and "{" not in text:
+        return 0
+    brackets = _NOT_A_BRACKET.sub("", _JSON_STRING_LITERAL.sub("", text))
+    return max(0, max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0))
+
+
+def _decode_surrogate_escapes(text: str) -> str:
+    """`text` with each `\\udXXX` surrogate escape written as the raw code point it stands for."""
+
+    def decode(match: re.Match[str]) -> str:
+        hex_digits = match.group(1)
+        return match.group() if hex_digits is None else chr(int(hex_digits, 16))
+
+    return _ESCAPE.sub(decode, text)
+
+
+def js_json_parse(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`JSON.parse(text)`: JS object key order, last duplicate wins, big integers rounded to doubles.
 
-    Raises `ValueError` (`json.JSONDecodeError` or a plain `ValueError`) for
-    text that is not JSON, including `NaN`/`Infinity` which Python would accept.
+    Strings are JavaScript strings: a high and a low surrogate next to each
+    other in one literal become one character however each was written.
+    Raises `ContractSyntaxError` (code `JSON_INVALID`) for text that is not
+    JSON, including `NaN`/`Infinity` which Python would accept, and
+    `ContractRangeError` (code `JSON_TOO_DEEP`) for nesting deeper than
+    `max_depth`. Both are `ValueError`s and `CodedError`s.
     """
-    return json.loads(
-        text,
-        object_pairs_hook=_object_from_pairs,
-        parse_int=_number_from_int_text,
-        parse_constant=_reject_constant,
-    )
+    if text.count("[") + text.count("{") > max_depth and json_nesting_depth(text) > max_depth:
+        raise ContractRangeError(f"JSON nested deeper than {max_depth} levels")
+    if has_surrogates(text):
+        if "\\" in text:
+            text = _decode_surrogate_escapes(text)
+        text = to_js_string(text)
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_object_from_pairs,
+            parse_int=_number_from_int_text,
+            parse_constant=_reject_constant,
+        )
+    except ContractSyntaxError:
+        raise
+    except ValueError as error:  # json.JSONDecodeError, or an integer past Python's digit limit
+        raise ContractSyntaxError(str(error)) from None

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from sessionref.errors import CodedError, ContractRangeError, ContractSyntaxError
 from sessionref.jsjson import (
+    MAX_JSON_DEPTH,
     UNDEFINED,
     Undefined,
     encode_utf8,
     js_json_parse,
     js_json_stringify,
+    json_nesting_depth,
     json_number_text,
     json_string_literal,
     stringify_tag_safe_json,
@@ -165,3 +168,61 @@ def test_js_json_parse_follows_javascript() -> None:
     for text in ["NaN", "Infinity", "-Infinity", "", " ", "'a'", "[1,]", '"\x01"', '\ufeff"a"']:
         with pytest.raises(ValueError):
             js_json_parse(text)
+
+
+def test_js_json_parse_errors_are_coded_value_errors() -> None:
+    with pytest.raises(ContractSyntaxError) as raised:
+        js_json_parse("[1,]")
+    error = raised.value
+    assert isinstance(error, ValueError)
+    assert isinstance(error, CodedError)
+    assert error.code == "JSON_INVALID"
+    assert str(error) == error.message  # the JavaScript-style message alone, as a cause shows it
+
+
+@pytest.mark.parametrize("opening", ["[", '{"a":'])
+def test_nesting_past_the_bound_is_refused_before_parsing(opening: str) -> None:
+    closing = "]" if opening == "[" else "}"
+    at_bound = opening * MAX_JSON_DEPTH + "1" + closing * MAX_JSON_DEPTH
+    assert json_nesting_depth(at_bound) == MAX_JSON_DEPTH
+    js_json_parse(at_bound)
+    for depth in (MAX_JSON_DEPTH + 1, 100_000):
+        with pytest.raises(ContractRangeError) as raised:
+            js_json_parse(opening * depth + "1" + closing * depth)
+        assert raised.value.code == "JSON_TOO_DEEP"
+        assert str(raised.value) == f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    with pytest.raises(ContractRangeError):  # unclosed: refused for its depth, never a RecursionError
+        js_json_parse(opening * 100_000)
+
+
+def test_brackets_inside_strings_do_not_nest() -> None:
+    text = '["' + "[{" * 1000 + '\\"[", "\\\\"]'
+    assert json_nesting_depth(text) == 1
+    assert js_json_parse(text) == ["[{" * 1000 + '"[', "\\"]
+    # An unterminated string hides the brackets after it; the parser stops there too.
+    assert json_nesting_depth('[["' + "[" * 1000) == 2
+    with pytest.raises(ContractSyntaxError):
+        js_json_parse('[["' + "[" * 1000)
+
+
+def test_a_custom_depth_bound() -> None:
+    assert js_json_parse("[[1]]", max_depth=2) == [[1]]
+    with pytest.raises(ContractRangeError):
+        js_json_parse("[[[1]]]", max_depth=2)
+
+
+def test_integers_of_any_length_parse_like_javascript() -> None:
+    assert js_json_parse("1" * 5000) == float("inf")
+    assert js_json_parse("-" + "1" * 5000) == float("-inf")
+    assert js_json_parse("9" * 20) == 1e20
+    assert js_json_parse("-9007199254740991") == -9007199254740991
+    assert isinstance(js_json_parse("9007199254740992"), float)
+    with pytest.raises(ContractSyntaxError):
+        js_json_parse("0" + "1" * 5000)
+
+
+def test_js_json_parse_joins_surrogate_halves_written_differently() -> None:
+    assert js_json_parse('"\\ud83d\ude00"') == "\U0001f600"  # escaped high half, raw low half
+    assert js_json_parse('"\ud83d\\ude00"') == "\U0001f600"  # raw high half, escaped low half
+    assert js_json_parse('"\ud83d\ude00"') == "\U0001f600"  # both raw, as two code points
+    assert js_json_parse('"\\\\ud83d\ude00"') == "\\ud83d\ude00"  # an escaped backslash, then text
