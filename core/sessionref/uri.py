@@ -7,6 +7,20 @@ of its JavaScript JSON text. Only canonical URIs decode: anything else raises
 `parse_session_reference_text` rewrites every mention or bare URI in a prompt to
 `@label` and collects the references; one bad mention fails the whole parse.
 `find_mention_spans` is its non-raising twin for editors that render chips.
+Both take time linear in the text (`sessionref.mention_scanner`), so pasting
+megabytes of adversarial text cannot freeze an editor.
+
+Strings are JavaScript strings (UTF-16): where unescaping a label or rewriting
+the text puts a high surrogate right before a low one, the result holds the
+one astral character JavaScript would see, not two lone surrogates.
+
+Error messages quote the bad URI as JavaScript JSON, byte-exact as upstream for
+every URI of up to `QUOTED_URI_LIMIT` characters (16 Ki; the longest in the
+upstream vectors has about 8,800). A longer URI is quoted as its first and last
+`QUOTED_URI_EXCERPT // 2` characters around "…", followed by
+` (shortened from N characters)`, so a 10 MB paste never becomes a 10 MB message.
+A payload whose JSON nests deeper than `sessionref.jsjson.MAX_JSON_DEPTH` is
+invalid like any other non-string payload (its cause is a `RangeError`).
 """
 
 from __future__ import annotations
@@ -14,19 +28,24 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from sessionref.errors import (
+    ContractRangeError,
     ContractSyntaxError,
     ContractTypeError,
     ErrorCode,
     SessionReferenceError,
+    bounded_excerpt,
 )
-from sessionref.jsjson import js_json_parse, json_string_literal, to_js_string
+from sessionref.jsjson import has_surrogates, js_json_parse, json_string_literal, to_js_string
+from sessionref.mention_scanner import MentionMatch, scan_mentions
 
 __all__ = [
+    "QUOTED_URI_EXCERPT",
+    "QUOTED_URI_LIMIT",
     "SESSION_REFERENCE_SCHEME",
     "MentionSpan",
     "ParsedReferenceText",
@@ -39,19 +58,12 @@ __all__ = [
 ]
 
 SESSION_REFERENCE_SCHEME: Final = "dsh-session:"
+QUOTED_URI_LIMIT: Final = 16_384
+"""URIs of up to this many characters are quoted whole (byte-exact as upstream) in error messages."""
+QUOTED_URI_EXCERPT: Final = 1_024
+"""How many characters of a longer URI an error message quotes (half from each end)."""
 
-# JavaScript's `\s` (with the `u` flag). Python's `\s` differs: it adds U+001C-U+001F and U+0085
-# and lacks U+FEFF, so the class is spelled out.
-_JS_WHITESPACE: Final = (
-    "\t\n\u000b\u000c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-_JS_LINE_TERMINATORS: Final = "\n\r\u2028\u2029"
 _BASE64URL_PAYLOAD = re.compile(r"[A-Za-z0-9_-]+")
-_MENTION_OR_BARE_URI = re.compile(
-    r"@\[(?P<label>(?:\\[^" + _JS_LINE_TERMINATORS + r"]|[^\\\]])*)\]"
-    r"\((?P<mention_uri>dsh-session:[^" + _JS_WHITESPACE + r")]*)\)"
-    r"|(?P<bare_uri>dsh-session:[A-Za-z0-9_-]+)"
-)
 _LABEL_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _LABEL_SPECIALS = re.compile(r"[\\\]]")
 
@@ -99,11 +111,18 @@ def encode_session_reference_uri(session_id: str) -> str:
     return SESSION_REFERENCE_SCHEME + base64.urlsafe_b64encode(payload).decode("ascii").rstrip("=")
 
 
+def _quoted_uri(uri: str) -> str:
+    """`uri` as a JavaScript JSON string literal, shortened to a head…tail excerpt past `QUOTED_URI_LIMIT`."""
+    shown = to_js_string(uri)
+    excerpt = bounded_excerpt(shown, QUOTED_URI_LIMIT, keep=QUOTED_URI_EXCERPT)
+    if excerpt is shown:
+        return json_string_literal(shown)
+    return f"{json_string_literal(excerpt)} (shortened from {len(shown)} characters)"
+
+
 def _invalid_uri(uri: str, cause: BaseException | None = None) -> SessionReferenceError:
     return SessionReferenceError(
-        ErrorCode.INVALID_REFERENCE,
-        "invalid session reference URI " + json_string_literal(to_js_string(uri)),
-        cause=cause,
+        ErrorCode.INVALID_REFERENCE, "invalid session reference URI " + _quoted_uri(uri), cause=cause
     )
 
 
@@ -114,6 +133,28 @@ def _lenient_base64url(payload: str) -> bytes:
     return base64.urlsafe_b64decode(trimmed + "=" * (-len(trimmed) % 4))
 
 
+def _decode(uri: str) -> str | SessionReferenceError:
+    """The session id of `uri`, or the error to raise for it (built, never raised, so no traceback)."""
+    if not uri.startswith(SESSION_REFERENCE_SCHEME):
+        return _invalid_uri(uri)
+    payload = uri[len(SESSION_REFERENCE_SCHEME) :]
+    if _BASE64URL_PAYLOAD.fullmatch(payload) is None:
+        return _invalid_uri(uri)
+    try:
+        raw = _lenient_base64url(payload)
+    except (binascii.Error, ValueError) as error:  # unreachable after the regex check; kept defensive
+        return _invalid_uri(uri, ContractSyntaxError(str(error)))
+    try:
+        value = js_json_parse(raw.decode("utf-8", "replace"))
+    except (ContractSyntaxError, ContractRangeError) as error:
+        return _invalid_uri(uri, error.with_traceback(None))
+    if not isinstance(value, str):
+        return _invalid_uri(uri, ContractTypeError("decoded session id is not a string"))
+    if encode_session_reference_uri(value) != uri:
+        return _invalid_uri(uri, ContractTypeError("URI is not canonical"))
+    return value
+
+
 def decode_session_reference_uri(uri: str) -> str:
     """The session id of a canonical `dsh-session:` URI.
 
@@ -121,30 +162,10 @@ def decode_session_reference_uri(uri: str) -> str:
     `invalid session reference URI "<uri>"`) for a wrong scheme, a payload that is
     not base64url, JSON that is not a string, or any non-canonical spelling.
     """
-    if not isinstance(uri, str):
-        raise SessionReferenceError(
-            ErrorCode.INVALID_REFERENCE, "invalid session reference URI " + json_string_literal(str(uri))
-        )
-    if not uri.startswith(SESSION_REFERENCE_SCHEME):
-        raise _invalid_uri(uri)
-    payload = uri[len(SESSION_REFERENCE_SCHEME) :]
-    if _BASE64URL_PAYLOAD.fullmatch(payload) is None:
-        raise _invalid_uri(uri)
-    try:
-        raw = _lenient_base64url(payload)
-    except (binascii.Error, ValueError) as error:  # unreachable after the regex check; kept defensive
-        cause = ContractSyntaxError(str(error))
-        raise _invalid_uri(uri, cause) from cause
-    try:
-        value = js_json_parse(raw.decode("utf-8", "replace"))
-    except ValueError as error:
-        cause = ContractSyntaxError(str(error))
-        raise _invalid_uri(uri, cause) from cause
-    if not isinstance(value, str):
-        raise _invalid_uri(uri, ContractTypeError("decoded session id is not a string"))
-    if encode_session_reference_uri(value) != uri:
-        raise _invalid_uri(uri, ContractTypeError("URI is not canonical"))
-    return value
+    decoded = _decode(uri) if isinstance(uri, str) else _invalid_uri(str(uri))
+    if isinstance(decoded, SessionReferenceError):
+        raise decoded
+    return decoded
 
 
 def _reference_fields(ref: SessionReference | Mapping[str, Any]) -> tuple[str, str | None]:
@@ -160,39 +181,62 @@ def _reference_fields(ref: SessionReference | Mapping[str, Any]) -> tuple[str, s
 def format_session_reference_mention(ref: SessionReference | Mapping[str, Any]) -> str:
     """`@[label](uri)` for `ref`, the label defaulting to the id; `\\` and `]` in it get a backslash."""
     session_id, label = _reference_fields(ref)
-    shown = session_id if label is None else label
+    shown = to_js_string(session_id if label is None else label)
     escaped = _LABEL_SPECIALS.sub(lambda match: "\\" + match.group(), shown)
     return f"@[{escaped}]({encode_session_reference_uri(session_id)})"
 
 
 def _unescape_label(raw: str) -> str:
-    return _LABEL_ESCAPE.sub(lambda match: match.group(1), raw)
+    """The label with every `\\X` pair replaced by `X`; halves of a pair that meet become one character."""
+    if "\\" not in raw:
+        return raw
+    return to_js_string(_LABEL_ESCAPE.sub(lambda match: match.group(1), raw))
 
 
-def _resolve(match: re.Match[str]) -> SessionReference:
-    """Decode one regex match into its reference (raises on an invalid URI)."""
-    bare_uri = match.group("bare_uri")
-    if bare_uri is not None:
-        session_id = decode_session_reference_uri(bare_uri)
+def _resolve(
+    match: MentionMatch, decoded: dict[str, str | SessionReferenceError]
+) -> SessionReference | SessionReferenceError:
+    """The reference one match stands for, or the error its invalid URI gets.
+
+    `decoded` remembers each URI's outcome for the rest of one scan: a pasted text
+    often repeats one URI many times.
+    """
+    session_id = decoded.get(match.uri)
+    if session_id is None:
+        session_id = decoded[match.uri] = _decode(match.uri)
+    if isinstance(session_id, SessionReferenceError):
+        return session_id
+    if match.label is None:
         return SessionReference(session_id, session_id)
-    session_id = decode_session_reference_uri(match.group("mention_uri"))
-    return SessionReference(session_id, _unescape_label(match.group("label")))
+    return SessionReference(session_id, _unescape_label(match.label))
 
 
 def parse_session_reference_text(text: str) -> ParsedReferenceText:
     """Rewrite every mention and bare URI in `text` to `@label` and list the references.
 
     References keep appearance order and duplicates. Any invalid URI raises
-    `SessionReferenceError` (`SESSION_REFERENCE_INVALID_REFERENCE`) and nothing is returned.
+    `SessionReferenceError` (`SESSION_REFERENCE_INVALID_REFERENCE`) and nothing
+    is returned. Linear in the length of `text`.
     """
+    scanned = to_js_string(text)
     references: list[SessionReference] = []
-
-    def replace(match: re.Match[str]) -> str:
-        reference = _resolve(match)
+    pieces: list[str] = []
+    position = 0
+    decoded: dict[str, str | SessionReferenceError] = {}
+    for match in scan_mentions(scanned):
+        reference = _resolve(match, decoded)
+        if isinstance(reference, SessionReferenceError):
+            raise reference
         references.append(reference)
-        return "@" + (reference.label or "")
-
-    rewritten = _MENTION_OR_BARE_URI.sub(replace, to_js_string(text))
+        pieces.append(scanned[position : match.start])
+        pieces.append("@" + (reference.label or ""))
+        position = match.end
+    if not references:
+        return ParsedReferenceText(scanned, ())
+    pieces.append(scanned[position:])
+    rewritten = "".join(pieces)
+    if has_surrogates(rewritten):
+        rewritten = to_js_string(rewritten)  # a label's end may pair with the text after it
     return ParsedReferenceText(rewritten, tuple(references))
 
 
@@ -201,32 +245,37 @@ def find_mention_spans(text: str) -> list[MentionSpan]:
 
     Positions index `text` as given. A text carrying surrogate pairs as two code
     points is scanned as a JavaScript string but positions still refer to `text`.
+    Linear in the length of `text`.
     """
     scanned = to_js_string(text)
     offsets = _index_map(text, scanned)
     spans: list[MentionSpan] = []
-    for match in _MENTION_OR_BARE_URI.finditer(scanned):
-        kind: Literal["mention", "bare"] = "bare" if match.group("bare_uri") is not None else "mention"
-        uri = match.group("bare_uri") or match.group("mention_uri")
-        start, end = offsets[match.start()], offsets[match.end()]
-        try:
-            reference = _resolve(match)
-        except SessionReferenceError as error:
-            label = None if kind == "bare" else _unescape_label(match.group("label"))
-            spans.append(MentionSpan(start, end, kind, uri, None, label, False, error))
+    decoded: dict[str, str | SessionReferenceError] = {}
+    for match in scan_mentions(scanned):
+        kind: Literal["mention", "bare"] = "bare" if match.label is None else "mention"
+        start, end = offsets(match.start), offsets(match.end)
+        reference = _resolve(match, decoded)
+        if isinstance(reference, SessionReferenceError):
+            label = None if match.label is None else _unescape_label(match.label)
+            spans.append(MentionSpan(start, end, kind, match.uri, None, label, False, reference))
         else:
-            spans.append(MentionSpan(start, end, kind, uri, reference.session_id, reference.label, True))
+            session_id, label = reference.session_id, reference.label
+            spans.append(MentionSpan(start, end, kind, match.uri, session_id, label, True))
     return spans
 
 
-def _index_map(original: str, scanned: str) -> list[int]:
-    """For each index of `scanned` (plus its end), the matching index in `original`."""
+def _index_map(original: str, scanned: str) -> Callable[[int], int]:
+    """Maps each index of `scanned` (or its end) to the matching index in `original`."""
     if len(original) == len(scanned):
-        return list(range(len(original) + 1))
+        return _same_index
     mapping: list[int] = []
     position = 0
     for character in scanned:
         mapping.append(position)
         position += 2 if ord(character) > 0xFFFF and original[position] != character else 1
     mapping.append(position)
-    return mapping
+    return mapping.__getitem__
+
+
+def _same_index(index: int) -> int:
+    return index

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
-from sessionref.errors import ContractSyntaxError, ContractTypeError, ErrorCode, SessionReferenceError
+from sessionref.errors import (
+    ContractRangeError,
+    ContractSyntaxError,
+    ContractTypeError,
+    ErrorCode,
+    SessionReferenceError,
+)
+from sessionref.jsjson import MAX_JSON_DEPTH
 from sessionref.uri import (
+    QUOTED_URI_EXCERPT,
+    QUOTED_URI_LIMIT,
     SESSION_REFERENCE_SCHEME,
     SessionReference,
     decode_session_reference_uri,
@@ -214,3 +225,61 @@ def test_mention_span_positions_index_the_text_as_given() -> None:
 
 def test_no_spans_in_plain_text() -> None:
     assert find_mention_spans("nothing to see dsh-session: here") == []
+
+
+def payload_uri(payload: str) -> str:
+    return SESSION_REFERENCE_SCHEME + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+def deep_uri(depth: int, opening: str = "[") -> str:
+    return payload_uri(opening * depth)
+
+
+@pytest.mark.parametrize("opening", ["[", '{"a":'])
+def test_a_deeply_nested_payload_is_an_invalid_reference_not_a_crash(opening: str) -> None:
+    uri = deep_uri(100_000, opening)
+    error = decode_failure(uri)
+    assert isinstance(error.cause, ContractRangeError)
+    assert error.message.startswith('invalid session reference URI "dsh-session:')
+    for text in (f"see {uri} now", f"see @[deep]({uri}) now"):
+        with pytest.raises(SessionReferenceError) as raised:
+            parse_session_reference_text(text)
+        assert raised.value.code is ErrorCode.INVALID_REFERENCE
+        [span] = find_mention_spans(text)
+        assert not span.valid
+        assert span.error is not None
+        assert isinstance(span.error.cause, ContractRangeError)
+
+
+def test_nesting_up_to_the_bound_is_parsed_and_found_not_to_be_a_string() -> None:
+    at_bound = decode_failure(payload_uri("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH))
+    assert isinstance(at_bound.cause, ContractTypeError)
+    assert str(at_bound.cause) == "decoded session id is not a string"
+    past_bound = decode_failure(payload_uri("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)))
+    assert isinstance(past_bound.cause, ContractRangeError)
+
+
+def test_uris_up_to_the_bound_are_quoted_whole() -> None:
+    uri = SESSION_REFERENCE_SCHEME + "A" * (QUOTED_URI_LIMIT - len(SESSION_REFERENCE_SCHEME))
+    assert len(uri) == QUOTED_URI_LIMIT
+    assert decode_failure(uri).message == f'invalid session reference URI "{uri}"'
+
+
+@pytest.mark.parametrize("length", [QUOTED_URI_LIMIT + 1, 10 * 1024 * 1024])
+def test_longer_uris_are_quoted_as_a_head_and_tail_excerpt(length: int) -> None:
+    uri = SESSION_REFERENCE_SCHEME + "A" * (length - len(SESSION_REFERENCE_SCHEME) - 1) + "B"
+    message = decode_failure(uri).message
+    head = uri[: QUOTED_URI_EXCERPT // 2]
+    tail = uri[-QUOTED_URI_EXCERPT // 2 :]
+    assert message == f'invalid session reference URI "{head}…{tail}" (shortened from {length} characters)'
+    with pytest.raises(SessionReferenceError) as raised:
+        parse_session_reference_text(f"look {uri}")
+    assert raised.value.message == message
+
+
+def test_the_excerpt_of_a_long_bad_uri_is_still_javascript_json() -> None:
+    uri = 'dsh-session:"\n' + "\U0001f600" * QUOTED_URI_LIMIT + "\ud800"
+    message = decode_failure(uri).message
+    assert message.startswith('invalid session reference URI "dsh-session:\\"\\n\U0001f600')
+    assert message.endswith('\U0001f600\\ud800" (shortened from 16399 characters)')
+    message.encode("utf-8")  # the lone surrogate is escaped, not raw
