@@ -53,6 +53,8 @@ def _as_fraction(value: object) -> float | None:
     """The value as a float in [0, 1], or None (NaN, infinities, bools, strings rejected)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    if isinstance(value, int) and not 0 <= value <= 1:
+        return None  # also keeps integers beyond the float range away from float()
     number = float(value)
     if not math.isfinite(number) or number < 0 or number > 1:
         return None

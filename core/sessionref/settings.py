@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -40,8 +39,9 @@ from urllib.parse import urlsplit
 import platformdirs
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
-from sessionref.config import SessionReferenceConfig
-from sessionref.errors import CodedError, SessionReferenceError
+from sessionref.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
+from sessionref.config import MAX_SAFE_INTEGER, SessionReferenceConfig
+from sessionref.errors import CodedError, SessionReferenceError, bounded_excerpt
 from sessionref.models.base import ChatModel
 from sessionref.models.demo import DEFAULT_DEMO_PACE, DemoModel
 from sessionref.models.openai import DEFAULT_BASE_URL, OpenAIChatModel
@@ -93,17 +93,35 @@ class Settings(BaseModel):
 
 
 # --- value parsers: each takes a raw value (an env string or a TOML value) and returns it typed ---------
+# Every failure is a _BadValue (SETTINGS_INVALID for the caller); a value echoed in a message is cut to
+# SHOWN_VALUE_CHARS characters, so a 5,000-digit or 10 MB value never becomes a message that size.
 
+SHOWN_VALUE_CHARS: Final = 80
+"""At most this many characters of a bad value (head…tail) are quoted in an error message."""
+SHOWN_PATH_CHARS: Final = 512
+"""Likewise for a configuration path that could not be read (a real path is shorter than this)."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_UNDECODABLE = re.compile("[\ud800-\udfff]")  # how os.environ carries bytes that are not UTF-8
 
 
 class _BadValue(ValueError):
     """Raised by a parser with the reason; the caller adds the key and its source."""
 
 
+def _shown(value: object) -> str:
+    """`repr(value)` cut to SHOWN_VALUE_CHARS characters."""
+    try:
+        shown = repr(value)
+    except ValueError:  # an integer past Python's int-to-text limit
+        return "an integer too long to show"
+    return bounded_excerpt(shown, SHOWN_VALUE_CHARS)
+
+
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise _BadValue("must be a string")
+    if _UNDECODABLE.search(value):
+        raise _BadValue("must be UTF-8 text")
     return value.strip()
 
 
@@ -116,29 +134,39 @@ def _secret(value: object) -> SecretStr | None:
 
 def _base_url(value: object) -> str:
     text = _text(value)
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname or _CONTROL.search(text) or " " in text:
-        raise _BadValue(f"must be an http(s) URL such as {DEFAULT_BASE_URL}, got {text!r}")
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+    except ValueError:  # e.g. an unclosed IPv6 bracket: "http://[::1"
+        host = None
+    if host is None or parts.scheme not in ("http", "https") or _CONTROL.search(text) or " " in text:
+        raise _BadValue(f"must be an http(s) URL such as {DEFAULT_BASE_URL}, got {_shown(text)}")
     return text.rstrip("/")
 
 
 def _model_id(value: object) -> str:
     text = _text(value)
     if not text or _CONTROL.search(text) or any(ch.isspace() for ch in text):
-        raise _BadValue(f"must be a model id without spaces, got {text!r}")
+        raise _BadValue(f"must be a model id without spaces, got {_shown(text)}")
     return text
 
 
 def _positive_int(value: object) -> int:
+    """A whole number from 1 to 2**53 - 1 (the contract's safe integers); ASCII digits and `_` in strings."""
     if isinstance(value, bool):
         raise _BadValue("must be a positive integer")
+    too_large = f"must be a positive integer up to {MAX_SAFE_INTEGER}"
     if isinstance(value, str):
         text = value.strip().replace("_", "")
-        if not text.isdigit():
-            raise _BadValue(f"must be a positive integer, got {value.strip()!r}")
+        if not (text.isascii() and text.isdigit()):
+            raise _BadValue(f"must be a positive integer, got {_shown(value.strip())}")
+        if len(text.lstrip("0")) > len(str(MAX_SAFE_INTEGER)):  # never converted: Python limits int()
+            raise _BadValue(f"{too_large}, got {_shown(value.strip())}")
         value = int(text)
     if not isinstance(value, int) or value < 1:
-        raise _BadValue(f"must be a positive integer, got {value!r}")
+        raise _BadValue(f"must be a positive integer, got {_shown(value)}")
+    if value > MAX_SAFE_INTEGER:
+        raise _BadValue(f"{too_large}, got {_shown(value)}")
     return value
 
 
@@ -150,14 +178,17 @@ def _seconds(value: object, *, allow_zero: bool) -> float:
         try:
             number = float(value.strip())
         except ValueError:
-            raise _BadValue(f"must be a number of seconds, got {value.strip()!r}") from None
+            raise _BadValue(f"must be a number of seconds, got {_shown(value.strip())}") from None
     elif isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the float range
+            number = math.inf
     else:
         raise _BadValue("must be a number of seconds")
     if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
         bound = "zero or more" if allow_zero else "more than zero"
-        raise _BadValue(f"must be a finite number of seconds, {bound}, got {value!r}")
+        raise _BadValue(f"must be a finite number of seconds, {bound}, got {_shown(value)}")
     return number
 
 
@@ -165,7 +196,7 @@ def _placement(value: object) -> Placement:
     text = _text(value).lower()
     if text == "before" or text == "after":
         return text
-    raise _BadValue(f"must be \"before\" or \"after\", got {text!r}")
+    raise _BadValue(f"must be \"before\" or \"after\", got {_shown(text)}")
 
 
 _MODEL_KEYS: Final[dict[str, Callable[[object], object]]] = {
@@ -217,19 +248,23 @@ def default_store_root(env: Mapping[str, str] = os.environ) -> Path:
 
 
 def read_config_file(path: Path) -> dict[str, Any] | None:
-    """The TOML table in ``path`` (None when there is no such file); SETTINGS_FILE_INVALID if unreadable."""
+    """The TOML table in ``path`` (None when there is no such file); SETTINGS_FILE_INVALID if unreadable.
+
+    Bounded (``sessionref.bounded_toml``): at most 1 MiB, nesting at most 32 deep.
+    """
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_TOML_BYTES + 1)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        raise SettingsError(SETTINGS_FILE_INVALID, f"cannot read {path}: {error.strerror or error}") from None
+    except (OSError, ValueError) as error:  # ValueError: a path holding a NUL character
+        reason = getattr(error, "strerror", None) or error
+        shown = bounded_excerpt(str(path), SHOWN_PATH_CHARS)  # may be any length: it came from outside
+        raise SettingsError(SETTINGS_FILE_INVALID, f"cannot read {shown}: {reason}") from None
     try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SettingsError(SETTINGS_FILE_INVALID, f"{path} is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as error:
-        raise SettingsError(SETTINGS_FILE_INVALID, f"{path} is not valid TOML: {error}") from None
+        return parse_bounded_toml(raw)
+    except TomlRejected as error:
+        raise SettingsError(SETTINGS_FILE_INVALID, f"{path} {error}") from None
 
 
 def _section(table: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
@@ -246,23 +281,24 @@ def _file_layer(
     for name in table:
         if name not in _SECTIONS:
             known = ", ".join(f"[{section}]" for section in _SECTIONS)
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown section or key {name!r} (known: {known})")
+            shown = _shown(name)
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown section or key {shown} (known: {known})")
     model: dict[str, Any] = {}
     for key, value in _section(table, "model", path).items():
         parser = _MODEL_KEYS.get(key)
         if parser is None:
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [model] {key!r}")
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [model] {_shown(key)}")
         model[key] = _parse(parser, value, f"{path}: [model] {key}")
     placement: Placement | None = None
     for key, value in _section(table, "delivery", path).items():
         if key != "placement":
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [delivery] {key!r}")
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [delivery] {_shown(key)}")
         placement = _parse(_placement, value, f"{path}: [delivery] placement")
     references: dict[str, Any] = {}
     accepted = set(_REFERENCE_KEYS) | set(_REFERENCE_KEYS.values())
     for key, value in _section(table, "references", path).items():
         if key not in accepted:
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [references] {key!r}")
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [references] {_shown(key)}")
         references[_REFERENCE_KEYS.get(key, key)] = value
     return model, placement, references
 

@@ -199,3 +199,117 @@ def test_a_file_that_is_not_utf8_or_not_readable_is_a_file_error(tmp_path: Path)
         load_settings({}, store_root=tmp_path / "dir")
     assert caught.value.code == SETTINGS_FILE_INVALID
     assert "cannot read" in caught.value.message
+
+
+def settings_error(tmp_path: Path, env: dict[str, str], config: str | None = None) -> SettingsError:
+    if config is not None:
+        write_config(tmp_path, config)
+    with pytest.raises(SettingsError) as caught:
+        load_settings(env, store_root=tmp_path)
+    return caught.value
+
+
+MESSAGE_BOUND = 400  # every message below quotes at most SHOWN_VALUE_CHARS of the value
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        pytest.param(
+            "SESSIONREF_CONTEXT_WINDOW",
+            "9" * 5000,
+            "positive integer up to 9007199254740991",
+            id="5000-digits",
+        ),
+        ("SESSIONREF_CONTEXT_WINDOW", "9007199254740992", "positive integer up to 9007199254740991"),
+        ("SESSIONREF_CONTEXT_WINDOW", "²", "positive integer"),  # str.isdigit() says yes, int() says no
+        ("SESSIONREF_CONTEXT_WINDOW", "١٢٣", "positive integer"),
+        ("OPENAI_BASE_URL", "http://[::1", "http(s) URL"),  # urlsplit raises ValueError
+        pytest.param("OPENAI_BASE_URL", "ftp://" + "h" * 10_000_000, "http(s) URL", id="10MB-url"),
+        pytest.param("SESSIONREF_MODEL_TIMEOUT", "x" * 10_000_000, "number of seconds", id="10MB-timeout"),
+        ("SESSIONREF_MODEL", "model\udcff", "UTF-8 text"),  # os.environ's stand-in for a byte not in UTF-8
+        pytest.param("SESSIONREF_PLACEMENT", "b" * 1_000_000, "before", id="1MB-placement"),
+    ],
+)
+def test_bad_env_values_are_coded_with_a_bounded_excerpt(
+    tmp_path: Path, variable: str, value: str, says: str
+) -> None:
+    error = settings_error(tmp_path, {"OPENAI_API_KEY": "sk-x", variable: value})
+    assert error.code == SETTINGS_INVALID
+    assert error.message.startswith(variable)
+    assert says in error.message
+    assert len(error.message) < MESSAGE_BOUND
+
+
+def test_a_valid_context_window_at_the_bound_is_kept(tmp_path: Path) -> None:
+    env = {"OPENAI_API_KEY": "sk-x", "SESSIONREF_CONTEXT_WINDOW": "9_007_199_254_740_991"}
+    assert load_settings(env, store_root=tmp_path).model.context_window == 2**53 - 1
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        pytest.param(
+            "[model]\ncontext_window = " + "9" * 4000,
+            "positive integer up to 9007199254740991",
+            id="4000-digits",
+        ),
+        pytest.param(
+            "[model]\ntimeout = " + "9" * 4000, "finite number of seconds", id="timeout-4000-digits"
+        ),
+        pytest.param(
+            "[references]\nreferenceContextFraction = " + "9" * 400,
+            "between zero and one",
+            id="fraction-huge",
+        ),
+        pytest.param("[model]\n" + "k" * 1_000_000 + " = 1\n", "unknown key [model]", id="1MB-key"),
+        pytest.param("[" + "s" * 1_000_000 + "]\n", "unknown section or key", id="1MB-section"),
+    ],
+)
+def test_bad_file_values_are_coded_with_a_bounded_excerpt(tmp_path: Path, config: str, says: str) -> None:
+    error = settings_error(tmp_path, {}, config)
+    assert error.code == SETTINGS_INVALID
+    assert says in error.message
+    assert len(error.message) < MESSAGE_BOUND + len(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        pytest.param(
+            "[model]\ncontext_window = " + "9" * 5000,
+            "integer literal is too long (line 2)",
+            id="5000-digits",
+        ),
+        pytest.param("a = " + "[" * 1000 + "]" * 1000, "deeper than 32 levels", id="arrays-1000-deep"),
+        pytest.param(
+            "[references]\nmaxReferences = " + "{a = " * 1000 + "1" + "}" * 1000,
+            "deeper than 32 levels",
+            id="tables-1000-deep",
+        ),
+        pytest.param("a = " + "[" * 100_000, "deeper than 32 levels", id="unclosed-100000-deep"),
+        pytest.param("#" * (2 * 1024 * 1024), "larger than 1048576 bytes", id="2MB-file"),
+    ],
+)
+def test_unparseable_files_are_file_errors(tmp_path: Path, config: str, says: str) -> None:
+    error = settings_error(tmp_path, {}, config)
+    assert error.code == SETTINGS_FILE_INVALID
+    assert says in error.message
+    assert len(error.message) < MESSAGE_BOUND + len(str(tmp_path))
+
+
+def test_brackets_inside_strings_and_comments_do_not_count_as_nesting(tmp_path: Path) -> None:
+    write_config(tmp_path, '[model]\nmodel = "' + "[" * 500 + ' x"  # ' + "{" * 500 + "\n")
+    error = settings_error(tmp_path, {})
+    assert error.code == SETTINGS_INVALID  # the file parsed; the model id is what is wrong
+    assert "model id" in error.message
+
+
+def test_an_unreadable_store_path_is_a_file_error_with_a_bounded_path(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"SESSIONREF_HOME": str(tmp_path / "nul\0here")})
+    assert caught.value.code == SETTINGS_FILE_INVALID
+    with pytest.raises(SettingsError) as caught:
+        load_settings({}, store_root=tmp_path / ("d" * 5_000_000))
+    assert caught.value.code == SETTINGS_FILE_INVALID
+    assert len(caught.value.message) < 1_000
