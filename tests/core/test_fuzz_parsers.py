@@ -1,0 +1,224 @@
+"""A bounded fuzz of every contract parser that takes user or file input: only coded errors escape.
+
+Each parser gets generated input (arbitrary text, adversarial token soups,
+nested structures) plus the shapes that crashed or hung before as explicit
+examples. "Coded" means a `CodedError` subclass; `TypeError` escapes only
+where the contract says so (`stringify_tag_safe_json` of what JSON cannot hold).
+The whole module runs in a few seconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from sessionref.config import SessionReferenceConfig
+from sessionref.errors import CodedError, SessionReferenceError
+from sessionref.jsjson import js_json_parse, stringify_tag_safe_json
+from sessionref.settings import SettingsError, load_settings
+from sessionref.uri import (
+    decode_session_reference_uri,
+    find_mention_spans,
+    format_session_reference_mention,
+    parse_session_reference_text,
+)
+
+FUZZ = settings(max_examples=250, deadline=None)
+DEEP = 100_000  # well past every recursion limit
+
+
+def uri_of(payload: str | bytes) -> str:
+    data = payload.encode("utf-8", "surrogatepass") if isinstance(payload, str) else payload
+    return "dsh-session:" + base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=60)
+TOKENS = st.sampled_from(
+    [
+        "@", "[", "]", "(", ")", "\\", "dsh-session:", "ImFiYyI", "IiJ", "@[", "](", "\n", "\u2028",
+        "\ufeff", "\x85", " ", "\U0001f600", "\ud83d", "\ude00", "x", "{", "}", '"', "<", ":",
+    ]
+)  # fmt: skip
+TOKEN_SOUP = st.lists(TOKENS, max_size=60).map("".join)
+MENTION_TEXT = st.one_of(ANY_TEXT, TOKEN_SOUP)
+DEEP_ARRAY_URI = uri_of("[" * DEEP)
+DEEP_OBJECT_URI = uri_of('{"a":' * 20_000)
+
+
+# --- URIs and mentions --------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(st.one_of(ANY_TEXT, TOKEN_SOUP, st.binary(max_size=40).map(uri_of), ANY_TEXT.map(uri_of)))
+@example(DEEP_ARRAY_URI)
+@example(DEEP_OBJECT_URI)
+@example("dsh-session:" + "A" * 10_000_001)
+@example(uri_of('"' + "\\ud83d" + "\\ude00" + '"'))
+@example(uri_of("1" * 5000))
+def test_decode_raises_only_the_invalid_reference_code(uri: str) -> None:
+    try:
+        session_id = decode_session_reference_uri(uri)
+    except SessionReferenceError as error:
+        assert error.code == "SESSION_REFERENCE_INVALID_REFERENCE"
+        assert len(error.message) < 20_000
+    else:
+        assert isinstance(session_id, str)
+
+
+@FUZZ
+@given(MENTION_TEXT)
+@example("@[" * 50_000)
+@example("@[\\" * 30_000)
+@example(f"see {DEEP_ARRAY_URI} and @[deep]({DEEP_OBJECT_URI})")
+@example("dsh-session:" * 10_000)
+@example("@[](dsh-session:" * 5_000)
+def test_parse_raises_only_coded_errors_and_spans_never_raise(text: str) -> None:
+    try:
+        parsed = parse_session_reference_text(text)
+    except SessionReferenceError as error:
+        assert error.code == "SESSION_REFERENCE_INVALID_REFERENCE"
+    else:
+        assert isinstance(parsed.text, str)
+        parsed.text.encode("utf-16", "surrogatepass")
+    spans = find_mention_spans(text)
+    previous_end = 0
+    for span in spans:
+        assert previous_end <= span.start < span.end <= len(text)
+        assert span.valid == (span.error is None) == (span.session_id is not None)
+        previous_end = span.end
+
+
+@FUZZ
+@given(ANY_TEXT, st.one_of(st.none(), ANY_TEXT))
+def test_format_never_raises_for_text_and_parses_back(session_id: str, label: str | None) -> None:
+    mention = format_session_reference_mention({"sessionId": session_id, "label": label})
+    [reference] = parse_session_reference_text(mention).references
+    assert reference.session_id == decode_session_reference_uri(mention[mention.rindex("](") + 2 : -1])
+
+
+# --- JSON ---------------------------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(10**30), max_value=10**30),
+        st.floats(allow_nan=False, allow_infinity=False),
+        ANY_TEXT,
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=5), st.dictionaries(ANY_TEXT, children, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@FUZZ
+@given(JSON_VALUES)
+def test_tag_safe_json_of_parsed_data_never_raises_and_round_trips(value: object) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    parsed = js_json_parse(text)
+    serialized = stringify_tag_safe_json(parsed)
+    assert "<" not in serialized
+    assert js_json_parse(serialized) == parsed
+
+
+JSON_SOUP = st.lists(st.sampled_from(list('[]{}",:\\ud800 0123-e.tfn')), max_size=60).map("".join)
+
+
+@FUZZ
+@given(st.one_of(ANY_TEXT, JSON_SOUP))
+@example("[" * DEEP)
+@example('{"a":' * DEEP)
+@example('"' + "[" * DEEP)
+@example("1" * 5000)
+@example("-" + "9" * 5000 + "e5")
+@example('"\\ud83d' + "\ude00" + '"')
+def test_js_json_parse_raises_only_coded_errors(text: str) -> None:
+    try:
+        value = js_json_parse(text)
+    except CodedError as error:
+        assert error.code in ("JSON_INVALID", "JSON_TOO_DEEP")
+        return
+    if value is not None:
+        stringify_tag_safe_json(value)
+
+
+# --- settings, environment and config.toml ------------------------------------------------------------
+
+ENV_NAMES = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "SESSIONREF_MODEL",
+    "SESSIONREF_CONTEXT_WINDOW",
+    "SESSIONREF_MODEL_TIMEOUT",
+    "SESSIONREF_DEMO_PACE",
+    "SESSIONREF_PLACEMENT",
+]
+ENV_VALUES = st.one_of(
+    ANY_TEXT,
+    st.sampled_from(["9" * 5000, "²", "http://[::1", "1e999", "nan", "-1", "0", "before", "AFTER", "\udcff"]),
+)
+TOML_TOKENS = st.sampled_from(
+    [
+        "[model]\n", "[references]\n", "[delivery]\n", "[[x]]\n", "model", "context_window", "timeout",
+        "demo_pace", "base_url", "placement", "maxReferences", "referenceContextFraction", " = ", "=",
+        "[", "]", "{", "}", ",", '"', "'", '"""', "#", "\n", "1", "9" * 30, "1e999", "-", "_", ".",
+        "true", "nan", "inf", "\\", "http://x", "after", " ", "界",
+    ]
+)  # fmt: skip
+TOML_TEXT = st.one_of(st.lists(TOML_TOKENS, max_size=40).map("".join), ANY_TEXT)
+
+
+@pytest.fixture(scope="module")
+def config_root() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as root:
+        yield Path(root)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    env=st.dictionaries(st.sampled_from(ENV_NAMES), ENV_VALUES, max_size=4),
+    config=st.one_of(st.none(), TOML_TEXT, st.binary(max_size=60)),
+)
+@example(env={}, config="a = " + "[" * DEEP)
+@example(env={}, config="[references]\nmaxReferences = " + "{a = " * 5000 + "1" + "}" * 5000)
+@example(env={}, config="[model]\ncontext_window = " + "9" * 5000)
+@example(env={}, config="[model]\ntimeout = " + "9" * 4000)
+@example(env={}, config="[references]\nreferenceContextFraction = " + "9" * 400)
+@example(env={"SESSIONREF_CONTEXT_WINDOW": "9" * 5000}, config=None)
+def test_settings_raise_only_settings_errors(
+    config_root: Path, env: dict[str, str], config: str | bytes | None
+) -> None:
+    path = config_root / "config.toml"
+    if config is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_bytes(config if isinstance(config, bytes) else config.encode("utf-8", "surrogatepass"))
+    try:
+        load_settings(env, store_root=config_root)
+    except SettingsError as error:
+        assert error.code in ("SETTINGS_INVALID", "SETTINGS_FILE_INVALID")
+        assert len(error.message) < 2_000
+
+
+CONFIG_KEYS = st.sampled_from(
+    ["maxReferences", "candidateLimit", "maxReferenceBytes", "referenceContextFraction", "max_references"]
+)
+
+
+@FUZZ
+@given(st.dictionaries(CONFIG_KEYS, JSON_VALUES))
+@example({"referenceContextFraction": 10**400})
+@example({"maxReferences": 10**400})
+def test_reference_config_raises_only_invalid_config(values: dict[str, object]) -> None:
+    try:
+        SessionReferenceConfig.from_value(values)
+    except SessionReferenceError as error:
+        assert error.code == "SESSION_REFERENCE_INVALID_CONFIG"
