@@ -119,37 +119,6 @@ class ContractRangeError(_JsonInputError):
     code_value = "JSON_TOO_DEEP"
 
 
-EXCERPT_ELLIPSIS = "\u2026"
-
-
-def _is_pair_at(text: str, index: int) -> bool:
-    """True when `text[index]` is a high surrogate code point directly followed by a low one."""
-    return (
-        index + 1 < len(text)
-        and "\ud800" <= text[index] <= "\udbff"
-        and "\udc00" <= text[index + 1] <= "\udfff"
-    )
-
-
-def bounded_excerpt(text: str, limit: int, *, keep: int | None = None) -> str:
-    """`text` itself when it has at most `limit` characters, else its head and tail around one "…".
-
-    The excerpt keeps `keep` characters of `text` (default `limit`), the head
-    getting the odd one, and never cuts between the two halves of a surrogate
-    pair given as two code points. Use it for any input echoed into a message.
-    """
-    if len(text) <= limit:
-        return text
-    kept = max(0, min(limit if keep is None else keep, len(text)))
-    head_end = (kept + 1) // 2
-    tail_start = len(text) - kept // 2
-    if head_end and _is_pair_at(text, head_end - 1):
-        head_end -= 1  # keep a pair given as two code points whole: drop its high half too
-    if tail_start and _is_pair_at(text, tail_start - 1):
-        tail_start += 1  # likewise drop the low half of a pair whose high half is cut off
-    return text[:head_end] + EXCERPT_ELLIPSIS + text[tail_start:]
-
-
 def js_error_name(error: BaseException) -> str:
     """The JavaScript-style error name of `error`: its `name` attribute, else `TypeError`/`Error`."""
     name = getattr(error, "name", None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from sessionref.errors import bounded_excerpt
+from sessionref.excerpts import bounded_excerpt
 from sessionref.jsjson import js_json_stringify
 
 __all__ = [
@@ -29,7 +29,7 @@ _UNREACHABLE_PREFIX = "unreachable variant in session-reference surface event: "
 QUOTED_EVENT_LIMIT = 65_536
 """Events whose JSON has up to this many characters are quoted whole (upstream's vectors go to ~44,700)."""
 QUOTED_EVENT_EXCERPT = 1_024
-"""How many characters (head and tail) of a longer event's JSON the message quotes."""
+"""How many characters (from both ends) of a longer event's JSON the message quotes."""
 
 
 class UnreachableSurfaceEventError(Exception):
@@ -43,10 +43,9 @@ class UnreachableSurfaceEventError(Exception):
             shown = str(js_json_stringify(event))
         except (TypeError, RecursionError):
             shown = repr(event)
-        excerpt = bounded_excerpt(shown, QUOTED_EVENT_LIMIT, keep=QUOTED_EVENT_EXCERPT)
-        if excerpt is not shown:
-            excerpt += f" (shortened from {len(shown)} characters)"
-        super().__init__(_UNREACHABLE_PREFIX + excerpt)
+        if len(shown) > QUOTED_EVENT_LIMIT:
+            shown = bounded_excerpt(shown, QUOTED_EVENT_EXCERPT)
+        super().__init__(_UNREACHABLE_PREFIX + shown)
         self.event = event
 
 

@@ -41,7 +41,8 @@ from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from sessionref.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
 from sessionref.config import MAX_SAFE_INTEGER, SessionReferenceConfig
-from sessionref.errors import CodedError, SessionReferenceError, bounded_excerpt
+from sessionref.errors import CodedError, SessionReferenceError
+from sessionref.excerpts import bounded_excerpt
 from sessionref.models.base import ChatModel
 from sessionref.models.demo import DEFAULT_DEMO_PACE, DemoModel
 from sessionref.models.openai import DEFAULT_BASE_URL, OpenAIChatModel

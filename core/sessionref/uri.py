@@ -16,9 +16,10 @@ one astral character JavaScript would see, not two lone surrogates.
 
 Error messages quote the bad URI as JavaScript JSON, byte-exact as upstream for
 every URI of up to `QUOTED_URI_LIMIT` characters (16 Ki; the longest in the
-upstream vectors has about 8,800). A longer URI is quoted as its first and last
-`QUOTED_URI_EXCERPT // 2` characters around "…", followed by
-` (shortened from N characters)`, so a 10 MB paste never becomes a 10 MB message.
+upstream vectors has about 8,800). A longer URI is quoted as an excerpt of
+`QUOTED_URI_EXCERPT` characters, its head and tail around
+`…[N characters left out]…` (`sessionref.excerpts`), so a 10 MB paste never
+becomes a 10 MB message.
 A payload whose JSON nests deeper than `sessionref.jsjson.MAX_JSON_DEPTH` is
 invalid like any other non-string payload (its cause is a `RangeError`).
 """
@@ -38,8 +39,8 @@ from sessionref.errors import (
     ContractTypeError,
     ErrorCode,
     SessionReferenceError,
-    bounded_excerpt,
 )
+from sessionref.excerpts import bounded_excerpt
 from sessionref.jsjson import has_surrogates, js_json_parse, json_string_literal, to_js_string
 from sessionref.mention_scanner import MentionMatch, scan_mentions
 
@@ -61,7 +62,7 @@ SESSION_REFERENCE_SCHEME: Final = "dsh-session:"
 QUOTED_URI_LIMIT: Final = 16_384
 """URIs of up to this many characters are quoted whole (byte-exact as upstream) in error messages."""
 QUOTED_URI_EXCERPT: Final = 1_024
-"""How many characters of a longer URI an error message quotes (half from each end)."""
+"""How many characters of a longer URI an error message quotes (from both ends)."""
 
 _BASE64URL_PAYLOAD = re.compile(r"[A-Za-z0-9_-]+")
 _LABEL_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -114,10 +115,9 @@ def encode_session_reference_uri(session_id: str) -> str:
 def _quoted_uri(uri: str) -> str:
     """`uri` as a JavaScript JSON string literal, shortened to a head…tail excerpt past `QUOTED_URI_LIMIT`."""
     shown = to_js_string(uri)
-    excerpt = bounded_excerpt(shown, QUOTED_URI_LIMIT, keep=QUOTED_URI_EXCERPT)
-    if excerpt is shown:
-        return json_string_literal(shown)
-    return f"{json_string_literal(excerpt)} (shortened from {len(shown)} characters)"
+    if len(shown) > QUOTED_URI_LIMIT:
+        shown = bounded_excerpt(shown, QUOTED_URI_EXCERPT)
+    return json_string_literal(shown)
 
 
 def _invalid_uri(uri: str, cause: BaseException | None = None) -> SessionReferenceError:

@@ -12,6 +12,7 @@ from sessionref.errors import (
     ErrorCode,
     SessionReferenceError,
 )
+from sessionref.excerpts import bounded_excerpt
 from sessionref.jsjson import MAX_JSON_DEPTH
 from sessionref.uri import (
     QUOTED_URI_EXCERPT,
@@ -269,9 +270,11 @@ def test_uris_up_to_the_bound_are_quoted_whole() -> None:
 def test_longer_uris_are_quoted_as_a_head_and_tail_excerpt(length: int) -> None:
     uri = SESSION_REFERENCE_SCHEME + "A" * (length - len(SESSION_REFERENCE_SCHEME) - 1) + "B"
     message = decode_failure(uri).message
-    head = uri[: QUOTED_URI_EXCERPT // 2]
-    tail = uri[-QUOTED_URI_EXCERPT // 2 :]
-    assert message == f'invalid session reference URI "{head}…{tail}" (shortened from {length} characters)'
+    assert message == 'invalid session reference URI "' + bounded_excerpt(uri, QUOTED_URI_EXCERPT) + '"'
+    assert message.startswith('invalid session reference URI "dsh-session:AAA')
+    assert message.endswith('AAB"')
+    assert f"[{length - QUOTED_URI_EXCERPT} characters left out]" in message
+    assert len(message) < QUOTED_URI_EXCERPT + 100
     with pytest.raises(SessionReferenceError) as raised:
         parse_session_reference_text(f"look {uri}")
     assert raised.value.message == message
@@ -281,5 +284,6 @@ def test_the_excerpt_of_a_long_bad_uri_is_still_javascript_json() -> None:
     uri = 'dsh-session:"\n' + "\U0001f600" * QUOTED_URI_LIMIT + "\ud800"
     message = decode_failure(uri).message
     assert message.startswith('invalid session reference URI "dsh-session:\\"\\n\U0001f600')
-    assert message.endswith('\U0001f600\\ud800" (shortened from 16399 characters)')
+    assert message.endswith('\U0001f600\\ud800"')
+    assert "[15375 characters left out]" in message
     message.encode("utf-8")  # the lone surrogate is escaped, not raw
