@@ -241,11 +241,21 @@ def default_store_root(env: Mapping[str, str] = os.environ) -> Path:
     """``SESSIONREF_HOME`` when set (non-empty), else ``<user data dir>/sessionref/sessions``.
 
     Same answer as ``sessionref.store.default_store_root`` but for the given ``env`` mapping.
+    SETTINGS_INVALID when the variable starts with ``~user`` for a user this system does not know.
     """
     home = env.get("SESSIONREF_HOME", "").strip()
     if home:
-        return Path(home).expanduser()
+        return _expanded(Path(home), "SESSIONREF_HOME")
     return platformdirs.user_data_path("sessionref") / "sessions"
+
+
+def _expanded(path: Path, where: str) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` expanded; SETTINGS_INVALID when that home is unknown."""
+    try:
+        return path.expanduser()
+    except RuntimeError:  # pathlib's answer for "~nosuchuser"
+        shown = bounded_excerpt(str(path), SHOWN_PATH_CHARS)
+        raise SettingsError(SETTINGS_INVALID, f"{where}: no home directory for {shown}") from None
 
 
 def read_config_file(path: Path) -> dict[str, Any] | None:
@@ -329,7 +339,7 @@ def _reference_config(values: Mapping[str, Any], path: Path | None) -> SessionRe
 
 def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | None = None) -> Settings:
     """Settings from defaults, ``<store_root>/config.toml`` and ``env`` (env wins); SettingsError if bad."""
-    root = Path(store_root).expanduser() if store_root is not None else default_store_root(env)
+    root = _expanded(Path(store_root), "store path") if store_root is not None else default_store_root(env)
     config_path = root / CONFIG_FILE_NAME
     table = read_config_file(config_path)
     found = config_path if table is not None else None

@@ -313,3 +313,13 @@ def test_an_unreadable_store_path_is_a_file_error_with_a_bounded_path(tmp_path: 
         load_settings({}, store_root=tmp_path / ("d" * 5_000_000))
     assert caught.value.code == SETTINGS_FILE_INVALID
     assert len(caught.value.message) < 1_000
+
+
+def test_a_home_directory_that_cannot_be_found_is_a_settings_error(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"SESSIONREF_HOME": "~no-such-user-here/store"})
+    assert caught.value.code == SETTINGS_INVALID
+    assert caught.value.message == "SESSIONREF_HOME: no home directory for ~no-such-user-here/store"
+    with pytest.raises(SettingsError) as caught:
+        load_settings({}, store_root=Path("~no-such-user-here"))
+    assert caught.value.code == SETTINGS_INVALID
