@@ -4,6 +4,8 @@ Sources, lowest to highest precedence: built-in defaults, ``<store_root>/config.
 variables. The store root itself comes from the ``store_root`` argument, else ``SESSIONREF_HOME``,
 else the platform's user data directory. Every bad value raises :class:`SettingsError` with a stable
 code and a message naming the key and where it came from; a pydantic traceback never escapes.
+Bounds: ``config.toml`` is at most 1 MiB and nests at most 32 deep (:mod:`sessionref.bounded_toml`),
+integers are at most 2**53 - 1, and a value quoted in a message is cut to 80 characters (head…tail).
 
 ``config.toml`` (every key optional)::
 
