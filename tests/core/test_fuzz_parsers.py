@@ -220,8 +220,8 @@ CONFIG_KEYS = st.sampled_from(
 )
 
 
-@FUZZ
-@given(st.dictionaries(CONFIG_KEYS, JSON_VALUES))
+@settings(max_examples=120, deadline=None)  # nested values are slow to generate; few keys to cover
+@given(st.dictionaries(CONFIG_KEYS, JSON_VALUES, max_size=4))
 @example({"referenceContextFraction": 10**400})
 @example({"maxReferences": 10**400})
 def test_reference_config_raises_only_invalid_config(values: dict[str, object]) -> None:
