@@ -8,6 +8,8 @@ agent in `running` until the test releases it (no sleeps anywhere).
 from __future__ import annotations
 
 import asyncio
+import itertools
+import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +18,9 @@ from typing import Any
 from sessionref.models import DemoModel
 from sessionref.settings import load_settings
 from sessionref.store import SessionStore, open_store
-from sessionref.workspace import Workspace
+from sessionref.workspace import DraftSession, Workspace
 from sessionref_tui.app import SessionrefApp
-from sessionref_tui.demo import demo_session_id, seed_demo_store
+from sessionref_tui.demo import DEMO_NAMESPACE, demo_session_id, seed_demo_store
 
 FIXED_NOW_MS = 1_800_000_000_000
 """The clock every factory app reads: ages in the sidebar and popup never drift between runs."""
@@ -70,7 +72,7 @@ class FailingModel(GatedModel):
 
 @dataclass
 class Harness:
-    """An app, its workspace and the seeded session ids (the last one is the current session)."""
+    """An app, its workspace and the seeded session ids."""
 
     app: SessionrefApp
     workspace: Workspace
@@ -79,8 +81,10 @@ class Harness:
 
     @property
     def current_id(self) -> str:
-        """The session the app opens."""
-        return self.session_ids[-1]
+        """The session on screen (a draft's id until its first message creates it)."""
+        current = self.app.current_session_id
+        assert current is not None
+        return current
 
     def events(self, session_id: str | None = None) -> list[dict[str, Any]]:
         """The raw log of a session (the current one by default)."""
@@ -92,19 +96,40 @@ def session_id_for(name: str) -> str:
     return demo_session_id(name)
 
 
+def draft_id(number: int) -> str:
+    """The id of the `number`-th draft session a factory workspace hands out (1-based)."""
+    return str(uuid.uuid5(DEMO_NAMESPACE, f"draft-{number}"))
+
+
+def with_stable_drafts(workspace: Workspace) -> Workspace:
+    """Make `workspace.draft_session()` hand out `draft_id(1)`, `draft_id(2)`, … (stable ids in pictures)."""
+    numbers = itertools.count(1)
+
+    def draft_session(cwd: str | None = None) -> DraftSession:
+        return DraftSession(draft_id(next(numbers)), workspace.cwd if cwd is None else cwd)
+
+    workspace.draft_session = draft_session  # type: ignore[method-assign]
+    return workspace
+
+
 def build_harness(
-    root: Path, *, model: Any | None = None, show_inspector: bool = False, seed: bool = True
+    root: Path,
+    *,
+    model: Any | None = None,
+    show_inspector: bool = False,
+    seed: bool = True,
+    open_session: str | None = None,
 ) -> Harness:
-    """A seeded store under `root`, a workspace in PROJECT_CWD and an app on the fresh current session."""
+    """A seeded store under `root`, a workspace in PROJECT_CWD and an app on a new (draft) session,
+    or on the seeded session `open_session` (a `session_id_for` name). `seed=False`: an empty store."""
     store = open_store(root)
     session_ids = seed_demo_store(store, PROJECT_CWD, now_ms=FIXED_NOW_MS) if seed else []
-    if not seed:
-        session_ids = [store.create_session(cwd=PROJECT_CWD, created_at=FIXED_NOW_MS).id]
     settings = load_settings({}, store_root=root)
     workspace = Workspace(store, model or DemoModel(pace=0), cwd=PROJECT_CWD, settings=settings)
+    with_stable_drafts(workspace)
     app = SessionrefApp(
         workspace,
-        session_id=session_ids[-1],
+        session_id=None if open_session is None else session_id_for(open_session),
         clock=lambda: FIXED_NOW_MS,
         owns_workspace=True,
         show_inspector=show_inspector,

@@ -155,7 +155,9 @@ async def test_escape_cancels_a_slow_prepare_and_keeps_the_draft(tmp_path: Path)
         assert composer.value == draft
         assert "SESSION_REFERENCE_CANCELLED" in notice_text(pilot)
         assert not composer.busy
-        assert not [event for event in harness.events() if event["type"] == "user/message"]
+        # Nothing was sent, so the new session on screen was not even created.
+        assert pilot.app.is_draft
+        assert harness.current_id not in {record.id for record in await harness.store.list_sessions()}
 
 
 async def test_escape_stops_a_running_reply_and_the_footer_follows(tmp_path: Path) -> None:

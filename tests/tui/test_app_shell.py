@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import sessionref_tui.app as app_module
-from app_factory import PROJECT_CWD, FailingModel, build_harness, session_id_for
+from app_factory import PROJECT_CWD, FailingModel, Harness, build_harness, draft_id, session_id_for
 from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.sidebar import Sidebar
 from sessionref_tui.widgets.status_bar import StatusBar
@@ -68,22 +68,51 @@ async def test_switcher_finds_a_session_by_title(tmp_path: Path) -> None:
         assert pilot.app.current_session_id == session_id_for("migration")
 
 
-async def test_new_session_opens_an_empty_session_in_this_folder(tmp_path: Path) -> None:
-    harness = build_harness(tmp_path)
+async def stored_ids(harness: Harness) -> set[str]:
+    return {record.id for record in await harness.store.list_sessions()}
+
+
+async def test_new_session_writes_nothing_until_its_first_message(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, open_session="retry")
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("ctrl+n")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         new_id = pilot.app.current_session_id
-        assert new_id not in harness.session_ids
-        assert harness.store.record(new_id).cwd == PROJECT_CWD
+        assert pilot.app.is_draft and new_id == draft_id(1)
+        assert await stored_ids(harness) == set(harness.session_ids)
         assert pilot.app.query_one(Transcript).query(".welcome")
-        sidebar_ids = option_ids(pilot.app.query_one(Sidebar).query_one(OptionList))
-        assert new_id in sidebar_ids
+        sidebar = pilot.app.query_one(Sidebar)
+        assert [entry.title for entry in sidebar.entries if entry.session_id == new_id] == [None]
+        assert "New session" in str(sidebar.query_one(OptionList).get_option(new_id).prompt)
+        status = pilot.app.query_one(StatusBar).info
+        assert status is not None and status.draft and status.cwd == PROJECT_CWD
+        assert not pilot.app.check_action("rename", ()) and not pilot.app.check_action("compact", ())
+
+        await pilot.press(*"hello there", "enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.app.agent.wait_idle()
+        await pilot.pause()
+        assert not pilot.app.is_draft and pilot.app.current_session_id == new_id
+        assert await stored_ids(harness) == {*harness.session_ids, new_id}
+        assert harness.store.record(new_id).cwd == PROJECT_CWD
+        assert [view.text for view in pilot.app.query(UserMessageView)] == ["hello there"]
+        assert len(pilot.app.query(AssistantReply)) == 1
+        assert pilot.app.check_action("rename", ()) and pilot.app.check_action("compact", ())
+
+
+async def test_leaving_a_new_session_unused_leaves_nothing_behind(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("ctrl+n", "ctrl+n")
+        await pilot.app.workers.wait_for_complete()
+        pilot.app.open_session(session_id_for("retry"))
+        await pilot.pause()
+        assert await stored_ids(harness) == set(harness.session_ids)
 
 
 async def test_rename_writes_the_title_and_updates_status_and_sidebar(tmp_path: Path) -> None:
-    harness = build_harness(tmp_path)
+    harness = build_harness(tmp_path, open_session="retry")
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("ctrl+r")
         await pilot.pause()
@@ -100,13 +129,13 @@ async def test_rename_writes_the_title_and_updates_status_and_sidebar(tmp_path: 
 
 
 async def test_rename_cancelled_with_escape_changes_nothing(tmp_path: Path) -> None:
-    harness = build_harness(tmp_path)
+    harness = build_harness(tmp_path, open_session="retry")
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("ctrl+r")
         await pilot.pause()
         await pilot.press(*"nope", "escape")
         await pilot.pause()
-        assert harness.store.title(harness.current_id) == "Try @ mentions here"
+        assert harness.store.title(harness.current_id) == "Fix flaky retry test in payments"
 
 
 async def test_compact_writes_a_checkpoint_shown_in_the_transcript(tmp_path: Path) -> None:
@@ -157,7 +186,8 @@ async def test_on_a_medium_screen_the_inspector_takes_the_sidebars_room(tmp_path
 async def test_model_error_is_shown_as_a_failed_turn(tmp_path: Path) -> None:
     harness = build_harness(tmp_path, model=FailingModel())
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await harness.workspace.submit(pilot.app.agent, "hello?")
+        await pilot.press(*"hello?", "enter")
+        await pilot.app.workers.wait_for_complete()
         await pilot.app.agent.wait_idle()
         await pilot.pause()
         notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
@@ -167,7 +197,7 @@ async def test_model_error_is_shown_as_a_failed_turn(tmp_path: Path) -> None:
 async def test_a_read_only_session_hides_rename_and_compact(tmp_path: Path) -> None:
     import zstandard
 
-    harness = build_harness(tmp_path)
+    harness = build_harness(tmp_path, open_session="retry")
     target = session_id_for("trip")
     (log,) = [path for path in tmp_path.rglob("session.jsonl") if target in path.read_text("utf-8")[:300]]
     log.with_suffix(".jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(log.read_bytes()))

@@ -4,6 +4,7 @@ used and removed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Callable
@@ -88,6 +89,9 @@ async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tm
         listed = {entry.session_id for entry in app.query_one(Sidebar).entries}
         assert set(ids) <= listed
         assert composer.value.startswith("hi")
+        # Launching wrote no session: the one on screen is created by its first message.
+        assert app.is_draft
+        assert {record.id for record in await app.workspace.store.list_sessions()} == set(ids)
     assert app.open_error is None
 
 
@@ -278,7 +282,7 @@ def test_invalid_settings_are_one_line_with_a_code(
     assert "Traceback" not in err
 
 
-def test_run_demo_opens_the_fresh_session_offline_and_removes_its_store(
+def test_run_demo_starts_on_a_new_session_offline_and_removes_its_store(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: dict[str, Any] = {}
@@ -288,14 +292,15 @@ def test_run_demo_opens_the_fresh_session_offline_and_removes_its_store(
         seen["root"] = Path(store.root)
         seen["model"] = self.workspace.model
         seen["session"] = self._initial_session_id
-        seen["title"] = store.title(self._initial_session_id)
+        seen["stored"] = {record.id for record in asyncio.run(store.list_sessions())}
         seen["root_existed"] = Path(store.root).exists()
 
     monkeypatch.setattr(SessionrefApp, "run", fake_run)
     assert launch.run_demo(pace=0) == launch.EXIT_OK
     assert isinstance(seen["model"], DemoModel) and seen["model"].pace == 0
-    assert seen["session"] == demo_session_id("current")
-    assert seen["title"] == "Try @ mentions here"
+    assert seen["session"] is None  # the app starts on a draft session
+    names = ("retry", "index", "release", "migration", "incident", "hostile", "untitled", "trip")
+    assert seen["stored"] == {demo_session_id(name) for name in names}
     assert seen["root_existed"] and not seen["root"].exists()
 
 
@@ -303,11 +308,11 @@ class TestDemoSeed:
     def test_sessions_are_varied(self, tmp_path: Path) -> None:
         store = open_store(tmp_path)
         ids = seed_demo_store(store, "/here", now_ms=1_800_000_000_000)
-        assert len(ids) == 9 and len(set(ids)) == 9
+        assert len(ids) == 8 and len(set(ids)) == 8
         cwds = {store.record(session_id).cwd for session_id in ids}
         assert {"/here", None} <= cwds and len(cwds) >= 4
-        ages = {store.record(session_id).created_at for session_id in ids}
-        assert len(ages) == 9
+        ages = [store.record(session_id).created_at for session_id in ids]
+        assert ages == sorted(set(ages), reverse=True)  # all different, newest first
 
     def test_one_is_compacted_and_one_is_longer_than_a_reference_budget(self, tmp_path: Path) -> None:
         store = open_store(tmp_path)
@@ -327,8 +332,8 @@ class TestDemoSeed:
         assert "[bold]not bold[/bold]" in title
         assert "[bold]" in HOSTILE_TITLE and "\x1b" in HOSTILE_TITLE
 
-    def test_current_session_is_empty(self, tmp_path: Path) -> None:
+    def test_no_empty_session_is_seeded(self, tmp_path: Path) -> None:
         store = open_store(tmp_path)
-        current = seed_demo_store(store, "/here")[-1]
-        _, events = store.read_log(current)
-        assert [event["type"] for event in events] == ["session/title"]
+        for session_id in seed_demo_store(store, "/here"):
+            _, events = store.read_log(session_id)
+            assert any(event["type"] == "user/message" for event in events)

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from sessionref.agent import Agent
 from sessionref.errors import SessionReferenceError
 from sessionref.signal import AbortSignal
-from sessionref.workspace import Workspace
+from sessionref.workspace import DraftSession, Workspace
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -76,8 +77,9 @@ class AgentStatusChanged(Message):
 class SessionrefApp(OpeningApp):
     """Chat with `@` session mentions over one `Workspace`.
 
-    `session_id` opens that session; otherwise a new session is created in the
-    workspace's cwd. `clock` feeds the relative ages. With `owns_workspace`, the
+    `session_id` opens that session; otherwise the app starts on a new session in the
+    workspace's cwd that is created on disk by its first message (a `DraftSession`: launching
+    the app and leaving it writes nothing). `clock` feeds the relative ages. With `owns_workspace`, the
     workspace is closed when the app exits. `cursor_blink=False` keeps snapshots stable.
 
     Instead of a `workspace`, `open_workspace` may be given (see `OpeningApp`): the app paints
@@ -119,7 +121,7 @@ class SessionrefApp(OpeningApp):
         self._owns_workspace = owns_workspace
         self._show_inspector = show_inspector
         self._cursor_blink = cursor_blink
-        self._agent: Any = None
+        self._agent: Agent | DraftSession | None = None
         self._last_seq: int = -1
         self._titles_shown: dict[str, str | None] = {}
         self._submit_signal: AbortSignal | None = None
@@ -165,10 +167,9 @@ class SessionrefApp(OpeningApp):
         store = self.workspace.store
         self._unsubscribe_store = store.subscribe(self._store_listener)
         if self._initial_session_id is not None:
-            agent = self.workspace.agent(self._initial_session_id)
+            self._open_agent(self.workspace.agent(self._initial_session_id))
         else:
-            agent = self.workspace.new_session()
-        self._open_agent(agent)
+            self._open_agent(self.workspace.draft_session())
         self.mark_ready()
 
     def show_workspace(self) -> None:
@@ -195,8 +196,13 @@ class SessionrefApp(OpeningApp):
 
     @property
     def agent(self) -> Any:
-        """The agent of the session on screen."""
+        """The agent of the session on screen, or its `DraftSession` until its first message is sent."""
         return self._agent
+
+    @property
+    def is_draft(self) -> bool:
+        """Whether the session on screen does not exist yet (its first message creates it)."""
+        return isinstance(self._agent, DraftSession)
 
     def open_session(self, session_id: str) -> None:
         """Show `session_id` (its agent is created on first use and cached by the workspace).
@@ -214,21 +220,42 @@ class SessionrefApp(OpeningApp):
                 raise
             self.notify(_error_text(error, "Could not open the session"), severity="error", markup=False)
 
-    def _open_agent(self, agent: Any) -> None:
+    def _open_agent(self, agent: Agent | DraftSession) -> None:
         # Read first: if the log cannot be read, nothing on screen has changed yet.
-        _header, events = self.workspace.store.read_log(agent.id)
-        if self._unsubscribe_status is not None:
-            self._unsubscribe_status()
+        draft = isinstance(agent, DraftSession)
+        events = [] if draft else self.workspace.store.read_log(agent.id)[1]
         self._agent = agent
         self.current_session_id = agent.id
-        session_id = agent.id
-        self._unsubscribe_status = agent.on_status(
-            lambda status: self.post_message(AgentStatusChanged(session_id, status))
-        )
+        self._follow_status(agent)
         self._last_seq = max((event.get("seq", -1) for event in events), default=-1)
         self.query_one(Transcript).load(events)
-        self.query_one(Inspector).reset(events)
+        self.query_one(Inspector).reset(events, draft=draft)
         self.query_one(Composer).clear_error()
+        self._refresh_status()
+        self.refresh_sidebar()
+        self._refresh_footer()
+
+    def _follow_status(self, agent: Agent | DraftSession) -> None:
+        """Listen to `agent`'s idle/running changes instead of the previous session's."""
+        if self._unsubscribe_status is not None:
+            self._unsubscribe_status()
+            self._unsubscribe_status = None
+        if isinstance(agent, Agent):
+            session_id = agent.id
+            self._unsubscribe_status = agent.on_status(
+                lambda status: self.post_message(AgentStatusChanged(session_id, status))
+            )
+
+    def _session_created(self, agent: Agent) -> None:
+        """The draft on screen was created by its first message: keep showing it, now as a real agent.
+
+        Its log events (the message, the reply) stream in through the store subscription as for
+        any session; only the agent and what depends on it change here."""
+        if self.current_session_id != agent.id:
+            self.refresh_sidebar()  # the user moved on while the message was prepared
+            return
+        self._agent = agent
+        self._follow_status(agent)
         self._refresh_status()
         self.refresh_sidebar()
         self._refresh_footer()
@@ -272,18 +299,21 @@ class SessionrefApp(OpeningApp):
             self._refresh_footer()
 
     def _refresh_status(self) -> None:
-        if self._agent is None:
+        agent = self._agent
+        if agent is None:
             return
         store = self.workspace.store
+        draft = isinstance(agent, DraftSession)
         self.query_one(StatusBar).show(
             StatusInfo(
-                session_id=self._agent.id,
-                title=store.title(self._agent.id),
-                cwd=self._agent.cwd,
-                agent_status=self._agent.status,
+                session_id=agent.id,
+                title=None if draft else store.title(agent.id),
+                cwd=agent.cwd,
+                agent_status="idle" if draft else agent.status,
                 model_name=self.workspace.model.name,
                 activity=self._activity,
-                writable=store.is_writable(self._agent.id),
+                writable=draft or store.is_writable(agent.id),
+                draft=draft,
             )
         )
 
@@ -299,18 +329,22 @@ class SessionrefApp(OpeningApp):
 
     @work(group="sidebar", exclusive=True, exit_on_error=False)
     async def refresh_sidebar(self) -> None:
-        """Reload the sidebar from the discovery index (this folder first, newest first)."""
+        """Reload the sidebar from the discovery index (this folder first, newest first).
+
+        The session on screen is always listed; a draft as `NEW_SESSION_NAME`, active now."""
         store = self.workspace.store
-        current = self.current_session_id or ""
+        agent = self._agent
+        current = agent.id if agent is not None else ""
         found = list(
             await store.search_candidates(
                 exclude_id=current, target_cwd=self.workspace.cwd, needle="", limit=SIDEBAR_LIMIT
             )
         )
-        entries = [SidebarEntry(record.id, label, record.cwd, record.created_at) for record, label in found]
-        if current:
-            record = store.record(current)
-            entries.append(SidebarEntry(record.id, store.title(current), record.cwd, record.created_at))
+        entries = [SidebarEntry.of(record, label) for record, label in found]
+        if isinstance(agent, DraftSession):
+            entries.append(SidebarEntry(agent.id, None, agent.cwd, self.now_ms()))
+        elif agent is not None:
+            entries.append(SidebarEntry.of(store.record(current), store.title(current)))
         entries.sort(key=lambda entry: (-entry.created_at, entry.session_id))
         self.query_one(Sidebar).show_sessions(
             entries,
@@ -342,8 +376,10 @@ class SessionrefApp(OpeningApp):
         composer.clear_error()
         composer.set_busy(True, "Preparing references… (Esc cancels)")
         self._refresh_footer()
+        target = self._agent
+        assert target is not None
         try:
-            await self.workspace.submit(self._agent, value, signal=signal)
+            result = await self.workspace.submit(target, value, signal=signal)
         except SessionReferenceError as error:
             composer.show_error(describe_send_error(str(error.code), error.message))
         except Exception as error:  # a store or settings failure must not take the draft with it
@@ -351,6 +387,8 @@ class SessionrefApp(OpeningApp):
             composer.show_error(describe_send_error(str(code), getattr(error, "message", str(error))))
         else:
             composer.clear_if_unchanged(value)
+            if result.created:
+                self._session_created(result.agent)
         finally:
             composer.set_busy(False)
             self._submit_signal = None
@@ -366,11 +404,13 @@ class SessionrefApp(OpeningApp):
             return False
         if action == "cancel":
             return self._submit_signal is not None
+        agent = self._agent
         if action == "stop_turn":
-            return self._submit_signal is None and self._agent is not None and self._agent.status == "running"
+            return self._submit_signal is None and isinstance(agent, Agent) and agent.status == "running"
         if action in ("rename", "compact"):
-            # A read-only (DSH .zstd) session cannot be renamed or compacted; one compaction at a time.
-            writable = self._agent is not None and self.workspace.store.is_writable(self._agent.id)
+            # Not before the session exists (a draft), nor for a read-only (DSH .zstd) session;
+            # one compaction at a time.
+            writable = isinstance(agent, Agent) and self.workspace.store.is_writable(agent.id)
             return writable and not (action == "compact" and self._activity)
         return True
 
@@ -382,12 +422,12 @@ class SessionrefApp(OpeningApp):
     @work(group="stop", exclusive=True, exit_on_error=False)
     async def action_stop_turn(self) -> None:
         """Stop the running reply; what streamed so far stays in the log."""
-        if self._agent is not None and self._agent.status == "running":
+        if isinstance(self._agent, Agent) and self._agent.status == "running":
             await self._agent.cancel()
 
     def action_new_session(self) -> None:
-        """Start a new session in this folder and show it."""
-        self._open_agent(self.workspace.new_session())
+        """Show a new session in the launch folder; it is created on disk by its first message."""
+        self._open_agent(self.workspace.draft_session())
         self.query_one(Composer).focus()
 
     def action_switch_session(self) -> None:
@@ -399,7 +439,7 @@ class SessionrefApp(OpeningApp):
 
     def action_rename(self) -> None:
         """Ask for a new title for the current session."""
-        if self._agent is None or isinstance(self.screen, RenameScreen):
+        if not isinstance(self._agent, Agent) or isinstance(self.screen, RenameScreen):
             return
         session_id = self._agent.id
         current = self.workspace.store.title(session_id) or ""
@@ -419,7 +459,7 @@ class SessionrefApp(OpeningApp):
     @work(group="compact", exclusive=True, exit_on_error=False)
     async def action_compact(self) -> None:
         """Summarise the current conversation into a compaction checkpoint."""
-        if self._agent is None:
+        if not isinstance(self._agent, Agent):
             return
         self._set_activity("compacting…")
         try:

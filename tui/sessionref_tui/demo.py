@@ -3,8 +3,8 @@
 Everything is written through the store API, like a real conversation would be:
 sessions in this folder and in others, of different ages, one compacted, one long
 enough to be truncated when referenced, one untitled without a cwd, one whose
-title carries an escape sequence and Rich markup (to show that both stay inert),
-and finally a fresh, empty current session.
+title carries an escape sequence and Rich markup (to show that both stay inert).
+The app itself starts on a new session that only exists once its first message is sent.
 """
 
 from __future__ import annotations
@@ -189,9 +189,10 @@ def _long_incident_talk() -> list[tuple[str, str]]:
 
 
 def seed_demo_store(store: Any, cwd: str, *, now_ms: int | None = None) -> list[str]:
-    """Write the demo sessions and return their ids; the LAST id is the fresh, empty current session.
+    """Write the demo sessions and return their ids, newest first.
 
     Ids are deterministic (`demo_session_id`), ages are relative to `now_ms` (default: now).
+    No empty session is written: the app starts on a draft session created by its first message.
     """
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     elsewhere = "/srv/billing-service"
@@ -214,7 +215,4 @@ def seed_demo_store(store: Any, cwd: str, *, now_ms: int | None = None) -> list[
             store.rename(session_id, title)
         ids.append(session_id)
     store.write_compaction(demo_session_id("release"), RELEASE_SUMMARY, compaction_id="demo-compaction-1")
-    current = _new(store, "current", cwd=cwd, age_ms=0, now_ms=now)
-    store.rename(current, "Try @ mentions here")
-    ids.append(current)
     return ids

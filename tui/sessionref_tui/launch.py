@@ -125,7 +125,8 @@ def run_chat(store_root: Path | None, *, cwd: str | None = None) -> int:
 def run_demo(*, pace: float | None = None) -> int:
     """Run the app on a fresh temporary store seeded with demo sessions and the offline demo model.
 
-    No key and no network are used; the temporary directory is removed on exit.
+    The app starts on a new session that its first message creates. No key and no network are
+    used; the temporary directory is removed on exit.
     """
     root = Path(tempfile.mkdtemp(prefix="sessionref-demo-"))
     try:
@@ -133,10 +134,10 @@ def run_demo(*, pace: float | None = None) -> int:
         store = open_store(root)
         try:
             cwd = os.getcwd()
-            session_ids = seed_demo_store(store, cwd)
+            seed_demo_store(store, cwd)
             model = DemoModel(pace=DEMO_PACE if pace is None else pace)
             workspace = Workspace(store, model, cwd=cwd, settings=settings)
-            app = SessionrefApp(workspace, session_id=session_ids[-1], owns_workspace=True)
+            app = SessionrefApp(workspace, owns_workspace=True)
             with exit_on_hangup(app):
                 app.run()
         finally:

@@ -21,9 +21,14 @@ def test_title_cwd_state_and_model_are_literal() -> None:
     assert status_text(info()).plain == " Plan [bold]x[/bold] · /w   ○ idle   demo model"
 
 
-def test_running_without_title_or_cwd_shows_the_id() -> None:
+def test_a_session_without_title_is_called_new_session_never_its_id() -> None:
     text = status_text(info(title=None, cwd=None, agent_status="running")).plain
-    assert text == " s-1 · (no cwd)   ● running   demo model"
+    assert text == " New session · (no cwd)   ● running   demo model"
+
+
+def test_a_draft_says_it_is_not_saved_yet() -> None:
+    text = status_text(info(title=None, draft=True)).plain
+    assert text.startswith(" New session  not saved until its first message · /w")
 
 
 def test_read_only_and_activity() -> None:

@@ -47,13 +47,19 @@ class Inspector(Vertical):
         table.add_column("preview", key="preview")
         yield table
 
-    def reset(self, events: list[dict[str, Any]]) -> None:
-        """Show exactly `events` (the whole log of a newly selected session)."""
+    def reset(self, events: list[dict[str, Any]], *, draft: bool = False) -> None:
+        """Show exactly `events` (the whole log of a newly selected session).
+
+        A `draft` session has no log yet: the heading says it is created by its first message."""
         self.rows = []
         self._folder = LogRowFolder()
         self._event_count = 0
         self.query_one("#inspector-table", DataTable).clear()
         self.add_events(events)
+        if draft:
+            self.query_one("#inspector-heading", Static).update(
+                Text("Log · no log yet: the first message creates it", style="bold")
+            )
 
     def add_events(self, events: list[dict[str, Any]]) -> None:
         """Append `events` (already in seq order), folding chunk runs, and keep the newest row visible."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sessionref.query import SessionRecord
+from sessionref.workspace import NEW_SESSION_NAME
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -22,12 +24,18 @@ SIDEBAR_TITLE_WIDTH = 27
 
 @dataclass(frozen=True, slots=True)
 class SidebarEntry:
-    """One session as the sidebar lists it (title None means: show the id)."""
+    """One session as the sidebar lists it (title None: it has none yet, shown as `NEW_SESSION_NAME`)."""
 
     session_id: str
     title: str | None
     cwd: str | None
     created_at: int
+
+    @classmethod
+    def of(cls, record: SessionRecord, label: str | None) -> SidebarEntry:
+        """The entry of `record` under `label` (the store's label is the id when there is no title)."""
+        title = None if label is None or label == record.id else label
+        return cls(record.id, title, record.cwd, record.created_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +59,7 @@ def group_sessions(entries: Sequence[SidebarEntry], cwd: str | None) -> list[Ses
 
 def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
     """Two lines: the (inert) title with the current marker, then the age and, for other folders, the cwd."""
-    title = truncate_end(inert(entry.title or entry.session_id), SIDEBAR_TITLE_WIDTH)
+    title = truncate_end(inert(entry.title) if entry.title else NEW_SESSION_NAME, SIDEBAR_TITLE_WIDTH)
     second: list[str | tuple[str, str]] = [(relative_age(entry.created_at, now_ms), "dim")]
     if show_cwd:
         folder = truncate_middle(inert(entry.cwd), SIDEBAR_TITLE_WIDTH - 6) if entry.cwd else "(no cwd)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sessionref.workspace import NEW_SESSION_NAME
 from textual.content import Content
 from textual.widgets import Static
 
@@ -12,7 +13,10 @@ from sessionref_tui.display import inert
 
 @dataclass(frozen=True, slots=True)
 class StatusInfo:
-    """Everything the status bar shows; every string is data and is rendered inert."""
+    """Everything the status bar shows; every string is data and is rendered inert.
+
+    A session without a title is called `NEW_SESSION_NAME`; `draft` marks one that is not on disk
+    yet (its first message creates it)."""
 
     session_id: str
     title: str | None
@@ -21,6 +25,7 @@ class StatusInfo:
     model_name: str
     activity: str = ""
     writable: bool = True
+    draft: bool = False
 
 
 def status_text(info: StatusInfo) -> Content:
@@ -28,7 +33,8 @@ def status_text(info: StatusInfo) -> Content:
     running = info.agent_status == "running"
     parts: list[str | tuple[str, str]] = [
         " ",
-        (inert(info.title or info.session_id), "bold"),
+        (inert(info.title) if info.title else NEW_SESSION_NAME, "bold"),
+        *([("  not saved until its first message", "dim italic")] if info.draft else []),
         (" · ", "dim"),
         (inert(info.cwd) if info.cwd else "(no cwd)", "dim"),
         *([] if info.writable else [("  read-only", "bold $warning")]),
