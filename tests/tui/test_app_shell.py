@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import sessionref_tui.app as app_module
+import sessionref_tui.session_view as session_view
 from app_factory import PROJECT_CWD, FailingModel, Harness, build_harness, draft_id, session_id_for
 from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.sidebar import Sidebar
@@ -217,7 +217,7 @@ async def test_a_read_only_session_hides_rename_and_compact(tmp_path: Path) -> N
 async def test_sidebar_is_capped_with_a_hint_to_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(app_module, "SIDEBAR_LIMIT", 3)
+    monkeypatch.setattr(session_view, "SIDEBAR_LIMIT", 3)
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.app.workers.wait_for_complete()

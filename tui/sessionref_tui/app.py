@@ -8,73 +8,41 @@ user typed is dropped: the composer keeps the draft until the send has been queu
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from sessionref.agent import Agent
 from sessionref.errors import SessionReferenceError
 from sessionref.signal import AbortSignal
-from sessionref.workspace import DraftSession, Workspace
+from sessionref.workspace import Workspace
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer
 
-from sessionref_tui.display import inert
 from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.rename import RenameScreen
+from sessionref_tui.session_view import Clock, SessionView, error_text
 from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpener
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.mention_source import WorkspaceMentionSource
-from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
-from sessionref_tui.widgets.status_bar import StatusBar, StatusInfo
+from sessionref_tui.widgets.queued import QueuedMessages
+from sessionref_tui.widgets.sidebar import Sidebar
+from sessionref_tui.widgets.status_bar import StatusBar
 from sessionref_tui.widgets.transcript import Transcript
-
-SIDEBAR_LIMIT = 200
-"""The sidebar lists at most this many sessions (this folder first); the switcher searches them all."""
 
 NEEDS_WORKSPACE = frozenset(
     ("new_session", "switch_session", "rename", "compact", "cancel", "stop_turn", "toggle_sidebar")
 )
 """Actions unavailable until the workspace is open (the sidebar is a placeholder until then)."""
 
-Clock = Callable[[], int]
-"""Returns "now" in milliseconds since the epoch (injected in tests so ages are stable)."""
 
-
-def system_clock() -> int:
-    """The wall clock in milliseconds."""
-    return int(time.time() * 1000)
-
-
-class LogAppended(Message):
-    """The store appended `events` to `session_id` (posted from the store's listener)."""
-
-    def __init__(self, session_id: str, events: list[dict[str, Any]]) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.events = events
-
-
-class AgentStatusChanged(Message):
-    """The current agent went idle or started running."""
-
-    def __init__(self, session_id: str, status: str) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.status = status
-
-
-class SessionrefApp(OpeningApp):
+class SessionrefApp(SessionView):
     """Chat with `@` session mentions over one `Workspace`.
 
     `session_id` opens that session; otherwise the app starts on a new session in the
@@ -114,21 +82,12 @@ class SessionrefApp(OpeningApp):
         show_inspector: bool = False,
         cursor_blink: bool = True,
     ) -> None:
-        super().__init__(workspace, open_workspace)
-        self.now_ms: Clock = clock or system_clock
-        self.current_session_id: str | None = None
+        super().__init__(workspace, open_workspace, clock=clock)
         self._initial_session_id = session_id
         self._owns_workspace = owns_workspace
         self._show_inspector = show_inspector
         self._cursor_blink = cursor_blink
-        self._agent: Agent | DraftSession | None = None
-        self._last_seq: int = -1
-        self._titles_shown: dict[str, str | None] = {}
         self._submit_signal: AbortSignal | None = None
-        self._activity = ""
-        self._unsubscribe_store: Callable[[], None] | None = None
-        self._unsubscribe_status: Callable[[], None] | None = None
-        self._main_screen: Screen[Any] | None = None
 
     # ------------------------------------------------------------------ layout
 
@@ -139,6 +98,7 @@ class SessionrefApp(OpeningApp):
             yield Sidebar(id="sidebar")
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
+                yield QueuedMessages(id="queued")
                 yield Composer(
                     WhenReady(WorkspaceMentionSource(self), self.ready_event),
                     now_ms=self.now_ms,
@@ -163,9 +123,8 @@ class SessionrefApp(OpeningApp):
         composer.focus()
 
     def _start(self) -> None:
-        """Subscribe to the store and show the first session (the workspace is open)."""
-        store = self.workspace.store
-        self._unsubscribe_store = store.subscribe(self._store_listener)
+        """Follow the workspace and show the first session (the workspace is open)."""
+        self.follow_workspace()
         if self._initial_session_id is not None:
             self._open_agent(self.workspace.agent(self._initial_session_id))
         else:
@@ -185,179 +144,9 @@ class SessionrefApp(OpeningApp):
 
     async def on_unmount(self) -> None:
         self.stop_opening()
-        if self._unsubscribe_status is not None:
-            self._unsubscribe_status()
-        if self._unsubscribe_store is not None:
-            self._unsubscribe_store()
+        self.stop_following()
         if self._owns_workspace and self._workspace is not None:
             await self._workspace.close()
-
-    # ------------------------------------------------------------ the session
-
-    @property
-    def agent(self) -> Any:
-        """The agent of the session on screen, or its `DraftSession` until its first message is sent."""
-        return self._agent
-
-    @property
-    def is_draft(self) -> bool:
-        """Whether the session on screen does not exist yet (its first message creates it)."""
-        return isinstance(self._agent, DraftSession)
-
-    def open_session(self, session_id: str) -> None:
-        """Show `session_id` (its agent is created on first use and cached by the workspace).
-
-        A session that cannot be opened (deleted meanwhile, damaged log) leaves the current
-        one on screen and says why in a notification.
-        """
-        if session_id == self.current_session_id:
-            return
-        try:
-            agent = self.workspace.agent(session_id)
-            self._open_agent(agent)
-        except Exception as error:
-            if getattr(error, "code", None) is None:
-                raise
-            self.notify(_error_text(error, "Could not open the session"), severity="error", markup=False)
-
-    def _open_agent(self, agent: Agent | DraftSession) -> None:
-        # Read first: if the log cannot be read, nothing on screen has changed yet.
-        draft = isinstance(agent, DraftSession)
-        events = [] if draft else self.workspace.store.read_log(agent.id)[1]
-        self._agent = agent
-        self.current_session_id = agent.id
-        self._follow_status(agent)
-        self._last_seq = max((event.get("seq", -1) for event in events), default=-1)
-        self.query_one(Transcript).load(events)
-        self.query_one(Inspector).reset(events, draft=draft)
-        self.query_one(Composer).clear_error()
-        self._refresh_status()
-        self.refresh_sidebar()
-        self._refresh_footer()
-
-    def _follow_status(self, agent: Agent | DraftSession) -> None:
-        """Listen to `agent`'s idle/running changes instead of the previous session's."""
-        if self._unsubscribe_status is not None:
-            self._unsubscribe_status()
-            self._unsubscribe_status = None
-        if isinstance(agent, Agent):
-            session_id = agent.id
-            self._unsubscribe_status = agent.on_status(
-                lambda status: self.post_message(AgentStatusChanged(session_id, status))
-            )
-
-    def _session_created(self, agent: Agent) -> None:
-        """The draft on screen was created by its first message: keep showing it, now as a real agent.
-
-        Its log events (the message, the reply) stream in through the store subscription as for
-        any session; only the agent and what depends on it change here."""
-        if self.current_session_id != agent.id:
-            self.refresh_sidebar()  # the user moved on while the message was prepared
-            return
-        self._agent = agent
-        self._follow_status(agent)
-        self._refresh_status()
-        self.refresh_sidebar()
-        self._refresh_footer()
-
-    def _store_listener(self, session_id: str, events: list[dict[str, Any]]) -> None:
-        # May run in whichever thread appended; post_message is thread-safe and keeps order.
-        self.post_message(LogAppended(session_id, list(events)))
-
-    @on(LogAppended)
-    def _log_appended(self, message: LogAppended) -> None:
-        title_changed = self._title_changed(message.session_id, message.events)
-        if message.session_id != self.current_session_id:
-            if title_changed:
-                self.refresh_sidebar()
-            return
-        fresh = [event for event in message.events if event.get("seq", -1) > self._last_seq]
-        if not fresh:
-            return
-        self._last_seq = max(event.get("seq", -1) for event in fresh)
-        self.query_one(Transcript).apply(fresh)
-        self.query_one(Inspector).add_events(fresh)
-        if title_changed:
-            self._refresh_status()
-            self.refresh_sidebar()
-
-    def _title_changed(self, session_id: str, events: list[dict[str, Any]]) -> bool:
-        """Whether `events` changed the session's title: a rename, or the fallback title the index
-        derives from a session's first direct message (which writes no title event)."""
-        if not any(event.get("type") in ("session/title", "user/message") for event in events):
-            return False
-        title = self.workspace.store.title(session_id)
-        if self._titles_shown.get(session_id, "") == title:
-            return False
-        self._titles_shown[session_id] = title
-        return True
-
-    @on(AgentStatusChanged)
-    def _agent_status_changed(self, message: AgentStatusChanged) -> None:
-        if message.session_id == self.current_session_id:
-            self._refresh_status()
-            self._refresh_footer()
-
-    def _refresh_status(self) -> None:
-        agent = self._agent
-        if agent is None:
-            return
-        store = self.workspace.store
-        draft = isinstance(agent, DraftSession)
-        self.query_one(StatusBar).show(
-            StatusInfo(
-                session_id=agent.id,
-                title=None if draft else store.title(agent.id),
-                cwd=agent.cwd,
-                agent_status="idle" if draft else agent.status,
-                model_name=self.workspace.model.name,
-                activity=self._activity,
-                writable=draft or store.is_writable(agent.id),
-                draft=draft,
-            )
-        )
-
-    def _set_activity(self, activity: str) -> None:
-        self._activity = activity
-        self._refresh_status()
-        self._refresh_footer()
-
-    def _refresh_footer(self) -> None:
-        # The footer lives on the main screen; a modal on top must not keep it stale.
-        if self._main_screen is not None:
-            self._main_screen.refresh_bindings()
-
-    @work(group="sidebar", exclusive=True, exit_on_error=False)
-    async def refresh_sidebar(self) -> None:
-        """Reload the sidebar from the discovery index (this folder first, newest first).
-
-        The session on screen is always listed; a draft as `NEW_SESSION_NAME`, active now."""
-        store = self.workspace.store
-        agent = self._agent
-        current = agent.id if agent is not None else ""
-        found = list(
-            await store.search_candidates(
-                exclude_id=current, target_cwd=self.workspace.cwd, needle="", limit=SIDEBAR_LIMIT
-            )
-        )
-        entries = [SidebarEntry.of(record, label) for record, label in found]
-        if isinstance(agent, DraftSession):
-            entries.append(SidebarEntry(agent.id, None, agent.cwd, self.now_ms()))
-        elif agent is not None:
-            entries.append(SidebarEntry.of(store.record(current), store.title(current)))
-        entries.sort(key=lambda entry: (-entry.created_at, entry.session_id))
-        self.query_one(Sidebar).show_sessions(
-            entries,
-            cwd=self.workspace.cwd,
-            current_id=self.current_session_id,
-            now_ms=self.now_ms(),
-            more=len(found) >= SIDEBAR_LIMIT,
-        )
-
-    @on(Sidebar.SessionSelected)
-    def _sidebar_selected(self, message: Sidebar.SessionSelected) -> None:
-        self.open_session(message.session_id)
-        self.query_one(Composer).focus()
 
     # ------------------------------------------------------------------ submit
 
@@ -406,7 +195,9 @@ class SessionrefApp(OpeningApp):
             return self._submit_signal is not None
         agent = self._agent
         if action == "stop_turn":
-            return self._submit_signal is None and isinstance(agent, Agent) and agent.status == "running"
+            return self._submit_signal is None and isinstance(agent, Agent) and (
+                agent.status == "running" or bool(self.workspace.queued(agent))
+            )
         if action in ("rename", "compact"):
             # Not before the session exists (a draft), nor for a read-only (DSH .zstd) session;
             # one compaction at a time.
@@ -421,9 +212,10 @@ class SessionrefApp(OpeningApp):
 
     @work(group="stop", exclusive=True, exit_on_error=False)
     async def action_stop_turn(self) -> None:
-        """Stop the running reply; what streamed so far stays in the log."""
-        if isinstance(self._agent, Agent) and self._agent.status == "running":
-            await self._agent.cancel()
+        """Stop the running reply (what streamed so far stays in the log); the messages still queued
+        for it are not sent and come back into the composer (through `DraftsReturned`)."""
+        if isinstance(self._agent, Agent):
+            await self.workspace.stop(self._agent)
 
     def action_new_session(self) -> None:
         """Show a new session in the launch folder; it is created on disk by its first message."""
@@ -454,7 +246,7 @@ class SessionrefApp(OpeningApp):
         try:
             self.workspace.store.rename(session_id, title)
         except Exception as error:
-            self.notify(_error_text(error, "Could not rename the session"), severity="error", markup=False)
+            self.notify(error_text(error, "Could not rename the session"), severity="error", markup=False)
 
     @work(group="compact", exclusive=True, exit_on_error=False)
     async def action_compact(self) -> None:
@@ -465,7 +257,7 @@ class SessionrefApp(OpeningApp):
         try:
             await self._agent.compact()
         except Exception as error:
-            self.notify(_error_text(error, "Could not compact the session"), severity="error", markup=False)
+            self.notify(error_text(error, "Could not compact the session"), severity="error", markup=False)
         else:
             self.notify("Session compacted: earlier messages are now summarised.")
         finally:
@@ -481,10 +273,3 @@ class SessionrefApp(OpeningApp):
         """Show or hide the sessions sidebar."""
         sidebar = self.query_one(Sidebar)
         sidebar.display = not sidebar.display
-
-
-def _error_text(error: BaseException, headline: str) -> str:
-    """`headline: message (CODE)` for coded errors, plain `headline: text` otherwise."""
-    code = getattr(error, "code", None)
-    message = getattr(error, "message", None) or str(error)
-    return inert(f"{headline}: {message}" + (f" ({code})" if code else ""))
