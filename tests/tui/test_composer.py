@@ -233,7 +233,7 @@ class TestKeys:
             await settle(pilot)
             assert app.composer.value == f"{mention_for(SESSIONS[1])} "
 
-    async def test_escape_dismisses_and_does_not_reopen_for_the_same_token(self) -> None:
+    async def test_escape_keeps_the_picker_closed_while_typing_on_in_the_same_word(self) -> None:
         app = ComposerHarness()
         async with app.run_test() as pilot:
             await type_text(pilot, "@re")
@@ -243,28 +243,57 @@ class TestKeys:
             assert not app.composer.popup.is_open
             asked = list(app.source.queries)
             await pilot.press("left", "right", "end")
+            await type_text(pilot, "search")
+            await pilot.press("backspace")
             await settle(pilot)
+            assert app.composer.display_text == "@researc"
             assert not app.composer.popup.is_open
             assert app.source.queries == asked
-            await pilot.press("s")
+
+    async def test_escape_while_the_lookup_is_pending_keeps_it_from_opening(self) -> None:
+        sleep = ManualSleep()
+        sleep.hold(SEARCH_DEBOUNCE)
+        app = ComposerHarness(sleep=sleep)
+        async with app.run_test() as pilot:
+            await type_text(pilot, "@re")
+            await sleep.wait_until_waiting(SEARCH_DEBOUNCE)
+            await pilot.press("escape")
+            sleep.release(SEARCH_DEBOUNCE)
+            await settle(pilot)
+            assert not app.composer.popup.is_open
+            assert app.source.queries == []
+
+    async def test_leaving_the_dismissed_word_and_coming_back_asks_again(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            await type_text(pilot, "x @re")
+            await settle(pilot)
+            await pilot.press("escape", "space")
+            await settle(pilot)
+            assert not app.composer.popup.is_open
+            asked = list(app.source.queries)
+            await pilot.press("backspace")
             await settle(pilot)
             assert app.composer.popup.is_open
-            assert app.source.queries == [*asked, "res"]
+            assert app.source.queries == [*asked, "re"]
 
-    async def test_a_dismissed_token_deleted_and_typed_again_opens_the_picker(self) -> None:
+    async def test_a_dismissed_word_whose_at_is_retyped_opens_the_picker(self) -> None:
         app = ComposerHarness()
         async with app.run_test() as pilot:
             await type_text(pilot, "x @")
             await settle(pilot)
-            await pilot.press("escape", "space", "backspace")
-            await settle(pilot)
-            assert not app.composer.popup.is_open  # moving off the token and back keeps it dismissed
-            await pilot.press("backspace")
+            await pilot.press("escape", "backspace")
             await settle(pilot)
             await type_text(pilot, "@")
             await settle(pilot)
             assert app.composer.popup.is_open
             assert app.source.queries == ["", ""]
+
+    async def test_escape_outside_an_at_word_is_left_to_the_app(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            await type_text(pilot, "plain")
+            assert app.composer._handle_key("escape") is False
 
     async def test_tab_reopens_a_dismissed_picker(self) -> None:
         app = ComposerHarness()
@@ -278,6 +307,9 @@ class TestKeys:
             await settle(pilot)
             assert app.composer.popup.is_open
             assert app.composer.input.has_focus
+            await type_text(pilot, "s")  # asked again: typing on follows the word as usual
+            await settle(pilot)
+            assert app.composer.popup.is_open and app.composer.popup.query_text == "res"
 
     async def test_mouse_click_accepts(self) -> None:
         app = ComposerHarness()

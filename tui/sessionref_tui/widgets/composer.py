@@ -120,7 +120,8 @@ class Composer(Vertical):
         self._generation = 0
         self._search_signal: AbortSignal | None = None
         self._active_key: tuple[int, str] | None = None
-        self._dismissed_key: tuple[int, str] | None = None
+        self._dismissed_start: int | None = None
+        """Where the `@` word the picker was dismissed for starts (None: nothing dismissed)."""
         self._busy = False
         self._busy_label = ""
         self._error: str | None = None
@@ -224,12 +225,13 @@ class Composer(Vertical):
                 else:
                     self._dismiss()
                 return True
-            if key == "escape":
-                self._dismiss()
-                return True
+        if key == "escape" and (popup.is_open or self._active_key is not None):
+            # Also while a lookup is still pending: the picker must not open after Esc.
+            self._dismiss()
+            return True
         if key == "tab" and self._current_token() is not None:
             # Tab in an `@` token whose picker was dismissed asks again.
-            self._dismissed_key = None
+            self._dismissed_start = None
             self._active_key = None
             self._refresh_token()
             return True
@@ -268,41 +270,36 @@ class Composer(Vertical):
             return None
         return active_mention_token_in(field.chips, field.cursor_offset)
 
-    def _token_identity(self, token: MentionToken | None) -> tuple[int, str] | None:
-        """Where a token starts and its whole text: moving the cursor inside it keeps this."""
-        return None if token is None else (token.start, self.input.text[token.start : token.end])
+    def _token_at_cursor(self) -> MentionToken | None:
+        """The `@` word the cursor is in, selection or not (where a dismissal belongs)."""
+        if self.source is None:
+            return None
+        return active_mention_token_in(self.input.chips, self.input.cursor_offset)
 
     def _refresh_token(self) -> None:
+        at_cursor = self._token_at_cursor()
+        if at_cursor is None or at_cursor.start != self._dismissed_start:
+            # The dismissed `@` word was left (or its `@` deleted): the next one asks again.
+            self._dismissed_start = None
         token = self._current_token()
-        if token is None:
-            self._forget_deleted_dismissal()
+        if token is None or self._dismissed_start is not None:
             self._close_popup()
             return
-        if self._token_identity(token) == self._dismissed_key:
-            self._close_popup()
-            return
-        self._dismissed_key = None
         key = (token.start, token.query)
         if key == self._active_key:
             return
         self._active_key = key
         self._start_search(token.query)
 
-    def _forget_deleted_dismissal(self) -> None:
-        """A dismissed token that was deleted no longer keeps the picker closed when typed again."""
-        if self._dismissed_key is None:
-            return
-        start, text = self._dismissed_key
-        if self.input.text[start : start + len(text)] != text:
-            self._dismissed_key = None
-
     def _keep_closed_after_paste(self) -> None:
         """A paste never opens the picker: treat the token it leaves as dismissed."""
         self._dismiss()
 
     def _dismiss(self) -> None:
-        """Close the picker; it stays closed until the token changes to a different one."""
-        self._dismissed_key = self._token_identity(self._current_token())
+        """Close the picker for the `@` word at the cursor: typing on in that word keeps it closed;
+        leaving the word, deleting its `@` or pressing Tab in it asks again."""
+        token = self._token_at_cursor()
+        self._dismissed_start = None if token is None else token.start
         self._close_popup()
 
     def _close_popup(self) -> None:
@@ -373,7 +370,7 @@ class Composer(Vertical):
         )
         if follows_space:
             field.move_cursor_relative(columns=1)
-        self._dismissed_key = None
+        self._dismissed_start = None
 
     @on(events.DescendantBlur)
     def _focus_left(self, event: events.DescendantBlur) -> None:
