@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sessionref_tui.session_view as session_view
 from app_factory import PROJECT_CWD, FailingModel, Harness, build_harness, draft_id, session_id_for
+from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.sidebar import Sidebar
 from sessionref_tui.widgets.status_bar import StatusBar
@@ -17,7 +19,9 @@ from sessionref_tui.widgets.transcript import (
     TurnNote,
     UserMessageView,
 )
+from textual.pilot import Pilot
 from textual.widgets import OptionList
+from textual.widgets._footer import FooterKey
 
 
 def option_ids(option_list: OptionList) -> list[str | None]:
@@ -272,3 +276,26 @@ async def test_a_new_sessions_first_message_names_it_in_the_sidebar(tmp_path: Pa
         await pilot.pause()
         assert harness.store.title(new_id) == "Plan the roadmap review"
         assert [e.title for e in sidebar.entries if e.session_id == new_id] == ["Plan the roadmap review"]
+
+
+def footer_keys(pilot: Pilot[Any]) -> dict[str, str]:
+    """What the footer shows: key → description."""
+    return {key.key: key.description for key in pilot.app.query(FooterKey)}
+
+
+async def test_the_footer_shows_how_to_quit_and_the_newline_key_every_terminal_sends(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        shown = footer_keys(pilot)
+        assert shown["ctrl+q"] == "Quit"
+        assert shown["ctrl+j"] == "New line"
+        assert "shift+enter" not in shown
+        composer = pilot.app.query_one(Composer)
+        assert "Ctrl+J new line" in composer.input.placeholder
+        assert "Shift+Enter" not in composer.input.placeholder
+        await pilot.press("a", "ctrl+j", "b", "alt+enter", "c", "shift+enter", "d")
+        assert composer.value == "a\nb\nc\nd"
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert pilot.app.return_code == 0

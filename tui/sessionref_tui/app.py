@@ -61,6 +61,7 @@ class SessionrefApp(SessionView):
     HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (90, "-medium"), (150, "-wide")]
     COMMANDS: ClassVar = OpeningApp.COMMANDS | {AppCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "switch_session", "Switch"),
         Binding("ctrl+r", "rename", "Rename"),

@@ -17,12 +17,13 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 from sessionref.signal import AbortSignal
 from sessionref.uri import SessionReference, format_session_reference_mention
 from textual import events, on, work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import TextArea
@@ -47,7 +48,13 @@ SEARCH_GROUP: Final = "mention-search"
 """The exclusive worker group of candidate lookups."""
 
 NEWLINE_KEYS: Final = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
-"""Keys that insert a line break instead of sending."""
+"""Keys that insert a line break instead of sending.
+
+Ctrl+J is the one shown (placeholder, footer): every terminal sends it. Shift+Enter and Alt+Enter
+also work where the terminal can send them distinctly (many send plain Enter for both)."""
+
+PLACEHOLDER: Final = "Message  ·  @ mentions a session  ·  Enter sends, Ctrl+J new line"
+"""What the empty composer says."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -81,6 +88,10 @@ class Composer(Vertical):
     """Message editor with the `@` picker, mention chips, notices and submit."""
 
     DEFAULT_CSS = Path(__file__).with_name("composer.tcss").read_text(encoding="utf-8")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # For the footer: the key itself reaches `_handle_key` first, like Shift/Alt+Enter.
+        Binding("ctrl+j", "insert_newline", "New line"),
+    ]
 
     class Submitted(Message):
         """Enter was pressed with the picker closed and a non-empty draft.
@@ -103,7 +114,7 @@ class Composer(Vertical):
         self,
         source: MentionSource | None = None,
         *,
-        placeholder: str = "Message  ·  @ mentions a session  ·  Enter sends, Shift+Enter new line",
+        placeholder: str = PLACEHOLDER,
         now_ms: Callable[[], float] | None = None,
         cursor_blink: bool = True,
         sleep: Sleep | None = None,
@@ -236,12 +247,16 @@ class Composer(Vertical):
             self._refresh_token()
             return True
         if key in NEWLINE_KEYS:
-            self.input.replace("\n", *self.input.selection, maintain_selection_offset=False)
+            self.action_insert_newline()
             return True
         if key == "enter":
             self._submit()
             return True
         return False
+
+    def action_insert_newline(self) -> None:
+        """Put a line break at the cursor (replacing a selection) instead of sending."""
+        self.input.replace("\n", *self.input.selection, maintain_selection_offset=False)
 
     def _submit(self) -> None:
         value = self.value

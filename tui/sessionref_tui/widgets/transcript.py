@@ -31,9 +31,10 @@ TRANSCRIPT_ROW_LIMIT = 200
 """When a session is opened, only its newest rows are mounted (the log itself is untouched)."""
 
 WELCOME_TEXT = (
-    "Welcome! Type a message below. Type @ to mention another session: pick one with ↑/↓ and Tab, "
-    "and its conversation travels along as a read-only snapshot. Ctrl+T shows the log inspector, "
-    "Ctrl+P all commands."
+    "Welcome! Type a message below and press Enter to send it (Ctrl+J starts a new line). Type @ to "
+    "mention another session: pick one with ↑/↓ and Tab, and its conversation travels along as a "
+    "read-only snapshot. A new session is saved once its first message is sent. Ctrl+T shows the log "
+    "inspector, Ctrl+P all commands, Ctrl+Q quits."
 )
 
 CHIP_STYLE = "bold $text-accent on $accent-muted"
