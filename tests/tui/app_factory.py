@@ -112,6 +112,19 @@ def with_stable_drafts(workspace: Workspace) -> Workspace:
     return workspace
 
 
+def with_fixed_creation_time(store: SessionStore) -> SessionStore:
+    """Sessions the app creates (a draft's first message) are stamped FIXED_NOW_MS, not the wall clock,
+    so their age in the sidebar ("just now") does not depend on the day the test runs."""
+    create = store.create_session
+
+    def create_session(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("created_at", FIXED_NOW_MS)
+        return create(*args, **kwargs)
+
+    store.create_session = create_session  # type: ignore[method-assign]
+    return store
+
+
 def build_harness(
     root: Path,
     *,
@@ -122,7 +135,7 @@ def build_harness(
 ) -> Harness:
     """A seeded store under `root`, a workspace in PROJECT_CWD and an app on a new (draft) session,
     or on the seeded session `open_session` (a `session_id_for` name). `seed=False`: an empty store."""
-    store = open_store(root)
+    store = with_fixed_creation_time(open_store(root))
     session_ids = seed_demo_store(store, PROJECT_CWD, now_ms=FIXED_NOW_MS) if seed else []
     settings = load_settings({}, store_root=root)
     workspace = Workspace(store, model or DemoModel(pace=0), cwd=PROJECT_CWD, settings=settings)

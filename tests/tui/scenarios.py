@@ -143,6 +143,31 @@ def snapshot_expanded(root: Path) -> tuple[Harness, RunBefore]:
     return harness, run_before
 
 
+def queued_while_replying(root: Path) -> tuple[Harness, RunBefore]:
+    model = GatedModel()
+    harness = build_harness(root, model=model)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await send(pilot, "first question")
+        await model.started.wait()
+        await type_query(pilot, "flaky")
+        await pilot.press("tab")
+        await send(pilot, "and this one?")
+        await send(pilot, "also check the release checklist")
+
+    return harness, run_before
+
+
+def compaction_question(root: Path) -> tuple[Harness, RunBefore]:
+    harness = build_harness(root, open_session="retry")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.press("f8")
+        await settle(pilot)
+
+    return harness, run_before
+
+
 def narrow_popup(root: Path) -> tuple[Harness, RunBefore]:
     harness = build_harness(root)
 
@@ -196,6 +221,18 @@ SCENARIOS: dict[str, Scenario] = {
             "The 'Referenced sessions' row expanded: stats and pretty JSON",
             WIDE,
             snapshot_expanded,
+        ),
+        Scenario(
+            "queued",
+            "Messages sent while the model replies wait as queued rows, chips included",
+            WIDE,
+            queued_while_replying,
+        ),
+        Scenario(
+            "compact-confirm",
+            "F8 (or the palette) asks before compacting and says what it does",
+            WIDE,
+            compaction_question,
         ),
         Scenario("narrow-popup", "The picker at 60 columns", NARROW, narrow_popup),
         Scenario(

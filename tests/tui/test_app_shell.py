@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import sessionref_tui.session_view as session_view
 from app_factory import PROJECT_CWD, FailingModel, Harness, build_harness, draft_id, session_id_for
+from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.sidebar import Sidebar
@@ -20,6 +21,7 @@ from sessionref_tui.widgets.transcript import (
     UserMessageView,
 )
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import OptionList
 from textual.widgets._footer import FooterKey
 
@@ -142,22 +144,70 @@ async def test_rename_cancelled_with_escape_changes_nothing(tmp_path: Path) -> N
         assert harness.store.title(harness.current_id) == "Fix flaky retry test in payments"
 
 
-async def test_compact_writes_a_checkpoint_shown_in_the_transcript(tmp_path: Path) -> None:
-    harness = build_harness(tmp_path)
+def compaction_plugins(harness: Harness, session_id: str) -> list[str]:
+    return [
+        (event["data"].get("source") or {}).get("plugin")
+        for event in harness.events(session_id)
+        if event["type"] == "user/message" and (event["data"].get("source") or {}).get("plugin")
+    ]
+
+
+async def test_compaction_asks_first_and_enter_compacts(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, open_session="retry")
     target = session_id_for("retry")
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        pilot.app.open_session(target)
+        await pilot.press("f8")
         await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmCompactScreen)
+        assert compaction_plugins(harness, target) == []  # nothing happens before the answer
+        await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(pilot.app.screen, ConfirmCompactScreen)
+        assert compaction_plugins(harness, target) == ["compact"]
+        assert len(pilot.app.query(CheckpointView)) == 1
+
+
+async def test_escape_in_the_compaction_question_keeps_the_session_as_it_is(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, open_session="retry")
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        before = harness.events()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"compact")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmCompactScreen)
+        await pilot.press("escape")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(pilot.app.screen, ConfirmCompactScreen)
+        assert harness.events() == before
+
+
+async def test_ctrl_l_redraws_the_screen_and_never_compacts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    harness = build_harness(tmp_path, open_session="retry")
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        before = harness.events()
+        repaints: list[object] = []
+        original = Screen.refresh
+
+        def spy(self: Screen[Any], *regions: Any, **kwargs: Any) -> Any:
+            if self is pilot.app.screen and not regions:
+                repaints.append(self)
+            return original(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Screen, "refresh", spy)
         await pilot.press("ctrl+l")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        kinds = [
-            (event["data"].get("source") or {}).get("plugin")
-            for event in harness.events(target)
-            if event["type"] == "user/message"
-        ]
-        assert kinds[-1] == "compact"
-        assert len(pilot.app.query(CheckpointView)) == 1
+        assert repaints
+        assert not isinstance(pilot.app.screen, ConfirmCompactScreen)
+        assert harness.events() == before
 
 
 async def test_toggles_hide_and_show_inspector_and_sidebar(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import ClassVar
 from sessionref.agent import Agent
 from sessionref.errors import SessionReferenceError
 from sessionref.signal import AbortSignal
-from sessionref.workspace import Workspace
+from sessionref.workspace import NEW_SESSION_NAME, Workspace
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,6 +24,7 @@ from textual.widgets import Footer
 
 from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
+from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
 from sessionref_tui.screens.rename import RenameScreen
 from sessionref_tui.session_view import Clock, SessionView, error_text
 from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpener
@@ -40,6 +41,12 @@ NEEDS_WORKSPACE = frozenset(
     ("new_session", "switch_session", "rename", "compact", "cancel", "stop_turn", "toggle_sidebar")
 )
 """Actions unavailable until the workspace is open (the sidebar is a placeholder until then)."""
+
+
+COMPACT_KEY = "f8"
+"""Compaction asks first and is rare: it is in the palette and on a key nobody presses by reflex.
+
+Ctrl+L, where it used to be, is what terminal users press to redraw the screen, and now does that."""
 
 
 class SessionrefApp(SessionView):
@@ -65,7 +72,8 @@ class SessionrefApp(SessionView):
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "switch_session", "Switch"),
         Binding("ctrl+r", "rename", "Rename"),
-        Binding("ctrl+l", "compact", "Compact"),
+        Binding("ctrl+l", "redraw", "Redraw", show=False),
+        Binding(COMPACT_KEY, "compact", "Compact", show=False),
         Binding("ctrl+t", "toggle_inspector", "Inspector"),
         Binding("ctrl+g", "toggle_sidebar", "Sidebar"),
         Binding("escape", "cancel", "Cancel send"),
@@ -249,14 +257,29 @@ class SessionrefApp(SessionView):
         except Exception as error:
             self.notify(error_text(error, "Could not rename the session"), severity="error", markup=False)
 
-    @work(group="compact", exclusive=True, exit_on_error=False)
-    async def action_compact(self) -> None:
-        """Summarise the current conversation into a compaction checkpoint."""
-        if not isinstance(self._agent, Agent):
+    def action_redraw(self) -> None:
+        """Paint the whole screen again (Ctrl+L): what another program wrote over it goes away."""
+        self.screen.refresh()
+
+    def action_compact(self) -> None:
+        """Ask (a modal saying what compaction does), then compact the session on screen."""
+        agent = self._agent
+        if not isinstance(agent, Agent) or isinstance(self.screen, ConfirmCompactScreen):
             return
+        name = self.workspace.store.title(agent.id) or NEW_SESSION_NAME
+
+        def answered(confirmed: bool | None) -> None:
+            if confirmed:
+                self._compact(agent)
+
+        self.push_screen(ConfirmCompactScreen(name), answered)
+
+    @work(group="compact", exclusive=True, exit_on_error=False)
+    async def _compact(self, agent: Agent) -> None:
+        """Summarise `agent`'s conversation into a compaction checkpoint."""
         self._set_activity("compacting…")
         try:
-            await self._agent.compact()
+            await agent.compact()
         except Exception as error:
             self.notify(error_text(error, "Could not compact the session"), severity="error", markup=False)
         else:

@@ -37,7 +37,7 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
     AppCommand("New session", "Start an empty session in this folder (Ctrl+N)", "new_session"),
     AppCommand("Switch session…", "Search all sessions by title, id or folder (Ctrl+O)", "switch_session"),
     AppCommand("Rename session", "Give the current session a title (Ctrl+R)", "rename"),
-    AppCommand("Compact session", "Summarise the conversation into a checkpoint (Ctrl+L)", "compact"),
+    AppCommand("Compact session…", "Summarise the conversation so far, after asking (F8)", "compact"),
     AppCommand("Toggle inspector", "Show or hide the live log of this session (Ctrl+T)", "toggle_inspector"),
     AppCommand("Toggle sidebar", "Show or hide the sessions list (Ctrl+G)", "toggle_sidebar"),
 )

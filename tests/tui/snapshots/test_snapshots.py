@@ -65,6 +65,22 @@ class TestTranscript:
         assert compare(snap_compare, tmp_path, "snapshot-row")
 
 
+class TestQueued:
+    def test_messages_sent_while_replying_are_queued(self, snap_compare: Any, tmp_path: Path) -> None:
+        """While the model is still replying to the first question, two more messages were sent: they
+        sit dim under the conversation as `queued ›` rows (the first with its `@Fix flaky retry…`
+        chip) under a line saying the model reads them at its next step and Esc returns them."""
+        assert compare(snap_compare, tmp_path, "queued")
+
+
+class TestCompaction:
+    def test_compaction_asks_first(self, snap_compare: Any, tmp_path: Path) -> None:
+        """F8 on the retry session opens a small modal over the app naming the session, saying what
+        compaction does (summary instead of earlier messages, the log keeps everything) and
+        "Enter compacts · Esc keeps the session as it is"; nothing is compacted yet."""
+        assert compare(snap_compare, tmp_path, "compact-confirm")
+
+
 class TestNarrow:
     def test_popup_at_60_columns(self, snap_compare: Any, tmp_path: Path) -> None:
         """At 60 columns the sidebar gives way; picker rows are truncated but stay distinguishable."""
