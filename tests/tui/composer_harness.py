@@ -30,6 +30,11 @@ class FakeCandidate:
     cwd: str | None = "/work/app"
     created_at: int = NOW_MS - 5 * MINUTE_MS
     same_workspace: bool = True
+    updated_at: int | None = None
+
+    @property
+    def last_activity(self) -> int:
+        return self.created_at if self.updated_at is None else self.updated_at
 
 
 @dataclass(frozen=True)

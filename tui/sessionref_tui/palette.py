@@ -92,7 +92,7 @@ class SessionSwitcher(Provider):
             display = session_hit_display(
                 label,
                 record.cwd,
-                relative_age(record.created_at, now_ms),
+                relative_age(record.last_activity, now_ms),
                 query,
                 same_folder=record.cwd is not None and record.cwd == app.workspace.cwd,
             )

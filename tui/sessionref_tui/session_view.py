@@ -313,7 +313,7 @@ class SessionView(OpeningApp):
             entries.append(SidebarEntry(agent.id, None, agent.cwd, self.now_ms()))
         elif agent is not None:
             entries.append(SidebarEntry.of(store.record(current), store.title(current)))
-        entries.sort(key=lambda entry: (-entry.created_at, entry.session_id))
+        entries.sort(key=lambda entry: (-entry.last_activity, entry.session_id))
         self.query_one(Sidebar).show_sessions(
             entries,
             cwd=self.workspace.cwd,

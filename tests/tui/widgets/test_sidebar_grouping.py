@@ -5,8 +5,8 @@ from __future__ import annotations
 from sessionref_tui.widgets.sidebar import SidebarEntry, group_sessions
 
 
-def entry(session_id: str, cwd: str | None, created_at: int) -> SidebarEntry:
-    return SidebarEntry(session_id, None, cwd, created_at)
+def entry(session_id: str, cwd: str | None, last_activity: int) -> SidebarEntry:
+    return SidebarEntry(session_id, None, cwd, last_activity)
 
 
 def test_this_folder_first_and_order_kept() -> None:

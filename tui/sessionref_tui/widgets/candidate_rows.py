@@ -35,8 +35,12 @@ class CandidateLike(Protocol):
     session_id: str
     label: str
     cwd: str | None
-    created_at: int | float
     same_workspace: bool
+
+    @property
+    def last_activity(self) -> int | float:
+        """When the session was last active (epoch ms): what its age and recency mean."""
+        ...
 
 
 def shown_inert(text: str) -> str:
@@ -67,7 +71,7 @@ class RowFields:
             label=shown_inert(candidate.label),
             session_id=shown_inert(candidate.session_id) if candidate.session_id != candidate.label else "",
             cwd=shown_inert(candidate.cwd) if candidate.cwd else NO_CWD,
-            age=relative_age(candidate.created_at, now_ms),
+            age=relative_age(candidate.last_activity, now_ms),
             same_workspace=bool(candidate.same_workspace),
         )
 

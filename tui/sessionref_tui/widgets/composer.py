@@ -151,6 +151,7 @@ class Composer(Vertical):
         self.input.after_paste = self._keep_closed_after_paste
         self.popup.preview.loader = self._load_preview
         self.popup.preview.sleep = self._sleep
+        self.popup.preview.now_ms = lambda: self._now_ms()
 
     # --- public API -----------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from sessionref.signal import AbortSignal
 from textual import work
 from textual.widgets import Static
 
-from sessionref_tui.display import format_bytes, inert, truncate_end
+from sessionref_tui.display import format_bytes, inert, relative_age, truncate_end
 
 PREVIEW_DEBOUNCE: Final = 0.1
 """Seconds the highlight must rest on a candidate before its preview is read.
@@ -53,11 +53,20 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def render_preview(preview: PreviewLike, label: str, width: int) -> Text:
-    """The preview pane's lines for `preview`, each cut to `width` cells; data is shown inert."""
+def active_text(age: str) -> str:
+    """How the preview says when a session was last active, from a `relative_age` ("active 2h ago")."""
+    return "active just now" if age == "just now" else f"active {age} ago"
+
+
+def render_preview(preview: PreviewLike, label: str, width: int, *, age: str | None = None) -> Text:
+    """The preview pane's lines for `preview`, each cut to `width` cells; data is shown inert.
+
+    `age` is the session's last activity as a `relative_age`, shown in the first line when given."""
     head = Text(no_wrap=True, end="")
     head.append(inert(label), style="bold")
     head.append(f" · {_plural(preview.message_count, 'message')}", style="dim")
+    if age is not None:
+        head.append(f" · {active_text(age)}", style="dim")
     if preview.compacted:
         head.append(" · compacted", style="dim")
     budget = Text(no_wrap=True, end="")
@@ -84,12 +93,13 @@ def render_preview(preview: PreviewLike, label: str, width: int) -> Text:
 class PreviewView:
     """A Rich renderable laying a preview out for the width it is given."""
 
-    def __init__(self, preview: PreviewLike, label: str) -> None:
+    def __init__(self, preview: PreviewLike, label: str, age: str | None = None) -> None:
         self.preview = preview
         self.label = label
+        self.age = age
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        text = render_preview(self.preview, self.label, options.max_width)
+        text = render_preview(self.preview, self.label, options.max_width, age=self.age)
         text.end = "\n"  # Textual counts line breaks to size the widget
         yield text
 
@@ -105,8 +115,11 @@ class ReferencePreview(Static):
         """The session the pane is for (shown or being read)."""
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """How the debounce waits (tests pass a gate they release)."""
+        self.now_ms: Callable[[], float] | None = None
+        """The clock for "active 2h ago" (set by the composer; without it no age is shown)."""
         self._cache: dict[str, Any] = {}
         self._labels: dict[str, str] = {}
+        self._activity: dict[str, float] = {}
         self._signal: AbortSignal | None = None
         # Shown and hidden through `display`, not a class: no stylesheet pass on every keystroke.
         self.display = False
@@ -116,6 +129,7 @@ class ReferencePreview(Static):
         self._cancel()
         self._cache.clear()
         self._labels.clear()
+        self._activity.clear()
         self.session_id = None
         self.remove_class("-stale")
         self.display = False
@@ -134,6 +148,9 @@ class ReferencePreview(Static):
         """Show the preview of `candidate`, from cache or by starting a fresh read."""
         session_id = candidate.session_id
         self._labels[session_id] = candidate.label
+        last_activity = getattr(candidate, "last_activity", None)
+        if last_activity is not None:
+            self._activity[session_id] = last_activity
         if session_id == self.session_id and (session_id in self._cache or self._signal is not None):
             return
         self._cancel()
@@ -165,7 +182,11 @@ class ReferencePreview(Static):
         self.remove_class("-stale")
         self.display = True
         label = self._labels.get(preview.session_id, preview.label)
-        self._set_content(PreviewView(preview, label))
+        last_activity = self._activity.get(preview.session_id)
+        age = None
+        if last_activity is not None and self.now_ms is not None:
+            age = relative_age(last_activity, self.now_ms())
+        self._set_content(PreviewView(preview, label, age))
 
     @work(exclusive=True, group=PREVIEW_GROUP, exit_on_error=False)
     async def _read(self, session_id: str, signal: AbortSignal) -> None:

@@ -29,13 +29,14 @@ class SidebarEntry:
     session_id: str
     title: str | None
     cwd: str | None
-    created_at: int
+    last_activity: int
+    """When the session was last active (epoch ms): its age and its place in the newest-first order."""
 
     @classmethod
     def of(cls, record: SessionRecord, label: str | None) -> SidebarEntry:
         """The entry of `record` under `label` (the store's label is the id when there is no title)."""
         title = None if label is None or label == record.id else label
-        return cls(record.id, title, record.cwd, record.created_at)
+        return cls(record.id, title, record.cwd, record.last_activity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,7 @@ def group_sessions(entries: Sequence[SidebarEntry], cwd: str | None) -> list[Ses
 def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
     """Two lines: the (inert) title with the current marker, then the age and, for other folders, the cwd."""
     title = truncate_end(inert(entry.title) if entry.title else NEW_SESSION_NAME, SIDEBAR_TITLE_WIDTH)
-    second: list[str | tuple[str, str]] = [(relative_age(entry.created_at, now_ms), "dim")]
+    second: list[str | tuple[str, str]] = [(relative_age(entry.last_activity, now_ms), "dim")]
     if show_cwd:
         folder = truncate_middle(inert(entry.cwd), SIDEBAR_TITLE_WIDTH - 6) if entry.cwd else "(no cwd)"
         second += [(" · ", "dim"), (folder, "dim italic")]
