@@ -26,7 +26,10 @@ FIXED_NOW_MS = 1_800_000_000_000
 """The clock every factory app reads: ages in the sidebar and popup never drift between runs."""
 
 PROJECT_CWD = "/home/ana/src/payments"
-"""The workspace folder of the factory app ("This folder" in the sidebar)."""
+"""The workspace folder of the factory app ("This folder" in the sidebar while a session of it is shown)."""
+
+HOME_DIR = "/home/ana"
+"""The home folder the factory app shortens to `~` (fixed, so pictures do not depend on the machine)."""
 
 
 class GatedModel:
@@ -148,4 +151,5 @@ def build_harness(
         show_inspector=show_inspector,
         cursor_blink=False,
     )
+    app.home_dir = HOME_DIR
     return Harness(app=app, workspace=workspace, store=store, session_ids=session_ids)

@@ -7,6 +7,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from sessionref_tui.display import (
     format_bytes,
+    home_relative,
     inert,
     match_spans,
     relative_age,
@@ -158,3 +159,14 @@ class TestFormatBytes:
     )
     def test_units(self, count: int, shown: str) -> None:
         assert format_bytes(count) == shown
+
+
+class TestHomeRelative:
+    def test_the_home_folder_becomes_a_tilde(self) -> None:
+        assert home_relative("/home/ana/src/app", "/home/ana") == "~/src/app"
+        assert home_relative("/home/ana", "/home/ana/") == "~"
+
+    def test_only_a_whole_leading_folder_is_replaced(self) -> None:
+        assert home_relative("/home/anabel/x", "/home/ana") == "/home/anabel/x"
+        assert home_relative("/srv/home/ana/x", "/home/ana") == "/srv/home/ana/x"
+        assert home_relative("/x", None) == "/x" and home_relative("/x", "/") == "/x"

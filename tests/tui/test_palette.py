@@ -14,9 +14,14 @@ def test_markup_in_a_title_is_shown_literally_with_the_match_styled() -> None:
     assert styled == ["Plan"]
 
 
-def test_same_folder_and_missing_cwd_and_escapes() -> None:
-    here = session_hit_display("t", "/w", "1h", "", same_folder=True).plain
-    assert here == "t  ·  this folder · 1h"
+def test_the_folder_is_always_named_and_the_current_sessions_is_marked() -> None:
+    here = session_hit_display("t", "/home/ana/w", "1h", "", same_folder=True, home="/home/ana").plain
+    assert here == "t  ·  ● ~/w · 1h"
+    there = session_hit_display("t", "/srv/x", "1h", "", same_folder=False, home="/home/ana").plain
+    assert there == "t  ·  /srv/x · 1h"
+
+
+def test_missing_cwd_and_escapes() -> None:
     nowhere = session_hit_display("a\x1b[2Jb", None, "1h", "", same_folder=False).plain
     assert nowhere == "a\\x1b[2Jb  ·  (no cwd) · 1h"
 

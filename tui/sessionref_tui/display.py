@@ -212,3 +212,19 @@ def _words_and_gaps(line: str) -> list[str]:
         else:
             runs.append(char)
     return runs
+
+
+def home_relative(path: str, home: str | None) -> str:
+    """`path` with the `home` folder written `~` ("/home/ana/src/app" → "~/src/app"); other paths unchanged.
+
+    Only a whole leading folder is replaced (`/home/anabel` is not under `/home/ana`). The result is
+    still data: render it inert.
+    """
+    if not home or home == "/":
+        return path
+    home = home.rstrip("/")
+    if path == home:
+        return "~"
+    if path.startswith(home + "/"):
+        return "~" + path[len(home) :]
+    return path

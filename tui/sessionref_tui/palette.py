@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from sessionref_tui.display import inert, match_spans, relative_age, truncate_end
+from sessionref_tui.display import (
+    home_relative,
+    inert,
+    match_spans,
+    relative_age,
+    truncate_end,
+    truncate_middle,
+)
 
 if TYPE_CHECKING:
     from sessionref_tui.app import SessionrefApp
@@ -34,7 +41,7 @@ class AppCommand:
 
 
 APP_COMMANDS: tuple[AppCommand, ...] = (
-    AppCommand("New session", "Start an empty session in this folder (Ctrl+N)", "new_session"),
+    AppCommand("New session", "Start a session in the folder sessionref started in (Ctrl+N)", "new_session"),
     AppCommand("Switch session…", "Search all sessions by title, id or folder (Ctrl+O)", "switch_session"),
     AppCommand("Rename session", "Give the current session a title (Ctrl+R)", "rename"),
     AppCommand("Compact session…", "Summarise the conversation so far, after asking (F8)", "compact"),
@@ -43,8 +50,16 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
 )
 
 
-def session_hit_display(label: str, cwd: str | None, age: str, needle: str, *, same_folder: bool) -> Content:
-    """`label  ·  cwd · age` as literal content; the case-insensitive match of `needle` is styled."""
+SAME_FOLDER_MARK = "●"
+"""Marks a session in the current session's folder, as the `@` picker does."""
+
+
+def session_hit_display(
+    label: str, cwd: str | None, age: str, needle: str, *, same_folder: bool, home: str | None = None
+) -> Content:
+    """`label  ·  [● ]cwd · age` as literal content; the case-insensitive match of `needle` is styled.
+
+    The folder is always named (`home` shortened to `~`); `●` marks the current session's folder."""
     shown = truncate_end(inert(label), 48)
     parts: list[str | tuple[str, str]] = []
     position = 0
@@ -52,8 +67,11 @@ def session_hit_display(label: str, cwd: str | None, age: str, needle: str, *, s
         parts += [shown[position:start], (shown[start:end], "bold underline $text-accent")]
         position = end
     parts.append(shown[position:])
-    folder = "this folder" if same_folder else (inert(cwd) if cwd else "(no cwd)")
-    parts += [("  ·  ", "dim"), (truncate_end(folder, 40), "dim italic"), (" · " + age, "dim")]
+    folder = truncate_middle(inert(home_relative(cwd, home)), 40) if cwd else "(no cwd)"
+    parts.append(("  ·  ", "dim"))
+    if same_folder:
+        parts.append((f"{SAME_FOLDER_MARK} ", "bold"))
+    parts += [(folder, "dim italic"), (" · " + age, "dim")]
     return Content.assemble(*parts)
 
 
@@ -78,13 +96,15 @@ class AppCommands(Provider):
 
 
 class SessionSwitcher(Provider):
-    """Sessions from the store's candidate search (this folder first, then newest), minus the current one."""
+    """Sessions from the store's candidate search (the current session's folder first, then newest),
+    minus the current one."""
 
     async def _hits(self, query: str) -> list[tuple[str, Content, Callable[[], object]]]:
         app: SessionrefApp = self.app  # type: ignore[assignment]
         current = app.current_session_id or ""
+        here = app.agent.cwd if app.agent is not None else app.workspace.cwd
         found = await app.workspace.store.search_candidates(
-            exclude_id=current, target_cwd=app.workspace.cwd, needle=query.lower(), limit=SWITCH_RESULT_LIMIT
+            exclude_id=current, target_cwd=here, needle=query.lower(), limit=SWITCH_RESULT_LIMIT
         )
         now_ms = app.now_ms()
         hits: list[tuple[str, Content, Callable[[], object]]] = []
@@ -94,7 +114,8 @@ class SessionSwitcher(Provider):
                 record.cwd,
                 relative_age(record.last_activity, now_ms),
                 query,
-                same_folder=record.cwd is not None and record.cwd == app.workspace.cwd,
+                same_folder=record.cwd is not None and record.cwd == here,
+                home=app.home_dir,
             )
             hits.append((label, display, partial(app.open_session, record.id)))
         return hits

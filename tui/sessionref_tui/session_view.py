@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sessionref.agent import Agent
@@ -109,6 +110,8 @@ class SessionView(OpeningApp):
         self._unsubscribe_status: Callable[[], None] | None = None
         self._kept_drafts = KeptDrafts()
         self._main_screen: Screen[Any] | None = None
+        self.home_dir: str | None = str(Path.home())
+        """Shown as `~` where a folder is named (tests set a fixed one)."""
 
     def follow_workspace(self) -> None:
         """Subscribe to the store's log events and the workspace's queue and returned drafts."""
@@ -297,16 +300,15 @@ class SessionView(OpeningApp):
 
     @work(group="sidebar", exclusive=True, exit_on_error=False)
     async def refresh_sidebar(self) -> None:
-        """Reload the sidebar from the discovery index (this folder first, newest first).
-
-        The session on screen is always listed; a draft as `NEW_SESSION_NAME`, active now."""
+        """Reload the sidebar from the discovery index: the current session's folder first (as the
+        picker ranks), then newest first. The session on screen is always listed; a draft as
+        `NEW_SESSION_NAME`, active now."""
         store = self.workspace.store
         agent = self._agent
         current = agent.id if agent is not None else ""
+        here = agent.cwd if agent is not None else self.workspace.cwd
         found = list(
-            await store.search_candidates(
-                exclude_id=current, target_cwd=self.workspace.cwd, needle="", limit=SIDEBAR_LIMIT
-            )
+            await store.search_candidates(exclude_id=current, target_cwd=here, needle="", limit=SIDEBAR_LIMIT)
         )
         entries = [SidebarEntry.of(record, label) for record, label in found]
         if isinstance(agent, DraftSession):
@@ -316,10 +318,11 @@ class SessionView(OpeningApp):
         entries.sort(key=lambda entry: (-entry.last_activity, entry.session_id))
         self.query_one(Sidebar).show_sessions(
             entries,
-            cwd=self.workspace.cwd,
+            cwd=here,
             current_id=self.current_session_id,
             now_ms=self.now_ms(),
             more=len(found) >= SIDEBAR_LIMIT,
+            home=self.home_dir,
         )
 
     @on(Sidebar.SessionSelected)

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import home_relative, inert, relative_age, truncate_end, truncate_middle
 
 SIDEBAR_TITLE_WIDTH = 27
 """Titles are cut (with `…`) to this many cells so each session stays on two lines."""
@@ -41,21 +41,30 @@ class SidebarEntry:
 
 @dataclass(frozen=True, slots=True)
 class SessionGroup:
-    """A heading and the sessions under it, newest first."""
+    """A heading and the sessions under it, newest first; `here` for the current session's folder."""
 
     heading: str
     entries: tuple[SidebarEntry, ...]
+    here: bool = False
 
 
 def group_sessions(entries: Sequence[SidebarEntry], cwd: str | None) -> list[SessionGroup]:
-    """Sessions of `cwd` under "This folder", then all others under "Other folders"; empty groups dropped.
-
-    The input order (newest first) is kept inside each group.
+    """Sessions of `cwd` (the current session's folder) under "This folder", then all others under
+    "Other folders"; empty groups dropped. The input order (newest first) is kept inside each group.
     """
     here = tuple(entry for entry in entries if cwd is not None and entry.cwd == cwd)
     others = tuple(entry for entry in entries if cwd is None or entry.cwd != cwd)
-    groups = [SessionGroup("This folder", here), SessionGroup("Other folders", others)]
+    groups = [SessionGroup("This folder", here, here=True), SessionGroup("Other folders", others)]
     return [group for group in groups if group.entries]
+
+
+def group_heading(group: SessionGroup, cwd: str | None, home: str | None) -> Content:
+    """A group's heading; "This folder" names the folder on a second line (home shortened to `~`)."""
+    heading: list[str | tuple[str, str]] = [(group.heading, "bold $text-muted")]
+    if group.here and cwd is not None:
+        folder = truncate_middle(inert(home_relative(cwd, home)), SIDEBAR_TITLE_WIDTH + 2)
+        heading += ["\n", (folder, "italic $text-muted")]
+    return Content.assemble(*heading)
 
 
 def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
@@ -100,6 +109,8 @@ class Sidebar(Vertical):
         super().__init__(id=id)
         self.entries: list[SidebarEntry] = []
         self.current_id: str | None = None
+        self.cwd: str | None = None
+        """The current session's folder: the one "This folder" means."""
 
     def compose(self) -> ComposeResult:
         yield Static("Sessions", classes="sidebar-heading")
@@ -113,17 +124,20 @@ class Sidebar(Vertical):
         current_id: str | None,
         now_ms: int,
         more: bool = False,
+        home: str | None = None,
     ) -> None:
-        """Replace the list with `entries` grouped by folder; `more` says sessions were left out for size."""
+        """Replace the list with `entries` grouped by folder (`cwd`: the current session's, named in
+        its heading with `home` shortened to `~`); `more` says sessions were left out for size."""
         self.entries = list(entries)
         self.current_id = current_id
+        self.cwd = cwd
         option_list = self.query_one("#session-list", OptionList)
         options: list[Option | None] = []
         highlight: int | None = None
         for group in group_sessions(entries, cwd):
             if options:
                 options.append(None)
-            options.append(Option(Content.styled(group.heading, "bold $text-muted"), disabled=True))
+            options.append(Option(group_heading(group, cwd, home), disabled=True))
             for entry in group.entries:
                 if entry.session_id == current_id:
                     highlight = len(options)
@@ -132,7 +146,7 @@ class Sidebar(Vertical):
                         entry_prompt(
                             entry,
                             now_ms=now_ms,
-                            show_cwd=group.heading != "This folder",
+                            show_cwd=not group.here,
                             current=entry.session_id == current_id,
                         ),
                         id=entry.session_id,
