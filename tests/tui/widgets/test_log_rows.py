@@ -7,6 +7,7 @@ from typing import Any
 
 from sessionref_tui.widgets.log_rows import (
     LogRowFolder,
+    context_source,
     describe_stats,
     event_preview,
     snapshot_json_pretty,
@@ -119,3 +120,18 @@ class TestFolder:
     def test_new_step_starts_a_new_row(self) -> None:
         rows = LogRowFolder().feed([chunk_event(1, "a"), chunk_event(2, "b", step=2)])
         assert [row.key for row in rows] == ["chunks-1", "chunks-2"]
+
+
+def test_context_names_who_injected_it_and_nothing_else_is_context() -> None:
+    def source_of(source: dict[str, Any] | None) -> str | None:
+        return context_source(user_event(1, "x", source)["data"])
+
+    assert source_of({"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"}) == (
+        "@deepseek-ai/dsh-system-prompt"
+    )
+    assert source_of({"kind": "agent-instructions", "form": "instructions"}) == "agent-instructions"
+    assert source_of({"kind": "plugin"}) == "plugin"
+    assert source_of({"kind": "user"}) is None
+    assert source_of({"kind": "session-reference", "references": []}) is None
+    assert source_of({"kind": "plugin", "plugin": "compact"}) is None
+    assert context_source({"content": "no source at all"}) is None

@@ -70,6 +70,25 @@ def is_checkpoint(message: dict[str, Any]) -> bool:
     return isinstance(source, dict) and source.get("kind") == "plugin" and source.get("plugin") == "compact"
 
 
+def context_source(message: dict[str, Any]) -> str | None:
+    """Who injected `message` when it is context rather than the user's own words, else None.
+
+    A user-role message whose source is neither the user (or none at all), nor a session-reference
+    snapshot, nor a compaction checkpoint was put there by something else: a plugin (its name, e.g.
+    a DSH runtime context), or another kind of source (the kind, e.g. `agent-instructions`).
+    """
+    source = message.get("source")
+    if not isinstance(source, dict) or is_snapshot(message) or is_checkpoint(message):
+        return None
+    kind = source.get("kind")
+    if kind in (None, "user"):
+        return None
+    plugin = source.get("plugin")
+    if kind == "plugin" and isinstance(plugin, str) and plugin:
+        return plugin
+    return str(kind)
+
+
 @dataclass(frozen=True, slots=True)
 class ReferenceStats:
     """What one referenced session contributed to a snapshot, from the snapshot's `source`."""

@@ -2,7 +2,9 @@
 
 User prompts show their mentions as `@label` chips; each session-reference snapshot
 is one collapsible row ("Referenced sessions · label, label") that expands to the
-snapshot JSON pretty-printed with its stats; assistant replies stream as Markdown;
+snapshot JSON pretty-printed with its stats; context injected by something else (a
+plugin, runtime instructions) is a dim collapsible row naming its source; assistant
+replies stream as Markdown;
 failed or cancelled turns say so plainly. Everything from the log is shown inert.
 """
 
@@ -17,11 +19,13 @@ from textual.widgets import Collapsible, Static
 
 from sessionref_tui.display import inert
 from sessionref_tui.widgets.log_rows import (
+    context_source,
     describe_stats,
     is_checkpoint,
     is_snapshot,
     message_of,
     message_text,
+    one_line,
     snapshot_json_pretty,
     snapshot_references,
     snapshot_title,
@@ -120,6 +124,30 @@ class SnapshotView(Collapsible):
             classes="snapshot",
         )
         self.labels = {ref.label for ref in snapshot_references(message)}
+
+
+CONTEXT_TITLE_PREVIEW = 60
+"""How many characters of injected context its collapsed row shows after the source."""
+
+
+def context_title(source: str, text: str) -> str:
+    """`Context from <source> · <the start of the text>` — the collapsed row of injected context."""
+    return f"Context from {source} · {one_line(text, CONTEXT_TITLE_PREVIEW)}"
+
+
+class ContextView(Collapsible):
+    """Context something else injected as a user-role message (a plugin, runtime instructions): dim,
+    labelled with its source and collapsed, so it never reads as the user's own message."""
+
+    def __init__(self, source: str, text: str) -> None:
+        super().__init__(
+            Static(Content(markdown_safe(text)), classes="context-body"),
+            title=Content(inert(context_title(source, text))),
+            collapsed=True,
+            classes="context",
+        )
+        self.source = source
+        self.text = text
 
 
 class CheckpointView(Static):
@@ -232,6 +260,8 @@ class Transcript(VerticalScroll):
                 self._mount_row(view)
             elif is_checkpoint(message):
                 self._mount_row(CheckpointView(message_text(message)))
+            elif (source := context_source(message)) is not None:
+                self._mount_row(ContextView(source, message_text(message)))
             else:
                 prompt = UserMessageView(message_text(message), self.known_labels)
                 self._last_prompt = prompt
