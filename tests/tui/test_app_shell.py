@@ -349,3 +349,21 @@ async def test_the_footer_shows_how_to_quit_and_the_newline_key_every_terminal_s
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert pilot.app.return_code == 0
+
+
+async def test_the_inspector_gives_its_spare_width_to_the_preview_at_120_columns(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, open_session="retry")
+    async with harness.app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        await pilot.pause()
+        inspector = pilot.app.query_one(Inspector)
+        table = inspector.table
+        assert inspector.widths is not None
+        used = sum(column.get_render_width(table) for column in table.columns.values())
+        assert used == table.scrollable_content_region.width  # nothing left over, nothing cut
+        assert inspector.widths.preview >= 30
+        previews = [str(table.get_row_at(index)[3]) for index in range(table.row_count)]
+        assert previews[2].startswith("The payments retry test fails")
+        assert len(previews[2]) == inspector.widths.preview  # a long text fills the column
+        assert table.cursor_row == table.row_count - 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sessionref_tui.widgets.inspector import MIN_PREVIEW_CELLS, fit_columns
 from sessionref_tui.widgets.log_rows import (
     LogRowFolder,
     context_source,
@@ -135,3 +136,12 @@ def test_context_names_who_injected_it_and_nothing_else_is_context() -> None:
     assert source_of({"kind": "session-reference", "references": []}) is None
     assert source_of({"kind": "plugin", "plugin": "compact"}) is None
     assert context_source({"content": "no source at all"}) is None
+
+
+def test_the_preview_column_gets_every_cell_the_other_columns_leave() -> None:
+    rows = LogRowFolder().feed([user_event(7, "hello", {"kind": "session-reference"}), chunk_event(8, "hi")])
+    widths = fit_columns(rows, 65)
+    # "seq", "assistant/chunk ×1", "session-reference"
+    assert (widths.seq, widths.type, widths.source) == (3, 18, 17)
+    assert widths.preview == 65 - 3 - 18 - 17 - 8
+    assert fit_columns(rows, 30).preview == MIN_PREVIEW_CELLS
