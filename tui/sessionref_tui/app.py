@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from sessionref.agent import Agent
+from sessionref.candidates import label_from_title
 from sessionref.errors import SessionReferenceError
 from sessionref.signal import AbortSignal
+from sessionref.uri import SessionReference, format_session_reference_mention
 from sessionref.workspace import NEW_SESSION_NAME, Workspace
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,6 +24,7 @@ from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
+from sessionref_tui.display import inert
 from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
@@ -38,10 +41,23 @@ from sessionref_tui.widgets.status_bar import StatusBar
 from sessionref_tui.widgets.transcript import Transcript
 
 NEEDS_WORKSPACE = frozenset(
-    ("new_session", "switch_session", "rename", "compact", "cancel", "stop_turn", "toggle_sidebar")
+    (
+        "new_session",
+        "switch_session",
+        "rename",
+        "compact",
+        "cancel",
+        "stop_turn",
+        "toggle_sidebar",
+        "mention_in_new_session",
+    )
 )
 """Actions unavailable until the workspace is open (the sidebar is a placeholder until then)."""
 
+
+MENTION_IN_NEW_SESSION = "ctrl+f"
+"""Read-only sessions (DSH's, compressed logs) cannot be written: this key continues in a new session
+that mentions the one on screen, with the draft (the refusal names it; the footer shows it then)."""
 
 COMPACT_KEY = "f8"
 """Compaction asks first and is rare: it is in the palette and on a key nobody presses by reflex.
@@ -74,6 +90,7 @@ class SessionrefApp(SessionView):
         Binding("ctrl+r", "rename", "Rename"),
         Binding("ctrl+l", "redraw", "Redraw", show=False),
         Binding(COMPACT_KEY, "compact", "Compact", show=False),
+        Binding(MENTION_IN_NEW_SESSION, "mention_in_new_session", "New session mentioning it"),
         Binding("ctrl+t", "toggle_inspector", "Inspector"),
         Binding("ctrl+g", "toggle_sidebar", "Sidebar"),
         Binding("escape", "cancel", "Cancel send"),
@@ -207,6 +224,8 @@ class SessionrefApp(SessionView):
             return self._submit_signal is None and isinstance(agent, Agent) and (
                 agent.status == "running" or bool(self.workspace.queued(agent))
             )
+        if action == "mention_in_new_session":
+            return isinstance(agent, Agent) and not self.workspace.store.is_writable(agent.id)
         if action in ("rename", "compact"):
             # Not before the session exists (a draft), nor for a read-only (DSH .zstd) session;
             # one compaction at a time.
@@ -230,6 +249,21 @@ class SessionrefApp(SessionView):
         """Show a new session in the launch folder; it is created on disk by its first message."""
         self._open_agent(self.workspace.draft_session())
         self.query_one(Composer).focus()
+
+    def action_mention_in_new_session(self) -> None:
+        """Continue from the (read-only) session on screen: a new session whose draft starts with a
+        chip mentioning it, followed by what was typed."""
+        agent = self._agent
+        if not isinstance(agent, Agent):
+            return
+        label = inert(label_from_title(agent.id, self.workspace.store.title(agent.id)))
+        chip = format_session_reference_mention(SessionReference(agent.id, label))
+        composer = self.query_one(Composer)
+        typed = composer.value
+        self._open_agent(self.workspace.draft_session())
+        composer.value = f"{chip} {typed.lstrip()}" if typed.strip() else f"{chip} "
+        composer.focus()
+        self.notify(f"New session mentioning “{label}”: send to continue from it.", markup=False)
 
     def action_switch_session(self) -> None:
         """Open the session switcher (search by title, id or folder)."""

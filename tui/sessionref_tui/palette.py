@@ -44,6 +44,11 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
     AppCommand("New session", "Start a session in the folder sessionref started in (Ctrl+N)", "new_session"),
     AppCommand("Switch session…", "Search all sessions by title, id or folder (Ctrl+O)", "switch_session"),
     AppCommand("Rename session", "Give the current session a title (Ctrl+R)", "rename"),
+    AppCommand(
+        "New session mentioning this one",
+        "Continue from this read-only session in a new one, with your draft (Ctrl+F)",
+        "mention_in_new_session",
+    ),
     AppCommand("Compact session…", "Summarise the conversation so far, after asking (F8)", "compact"),
     AppCommand("Toggle inspector", "Show or hide the live log of this session (Ctrl+T)", "toggle_inspector"),
     AppCommand("Toggle sidebar", "Show or hide the sessions list (Ctrl+G)", "toggle_sidebar"),
@@ -76,18 +81,23 @@ def session_hit_display(
 
 
 class AppCommands(Provider):
-    """New, switch, rename, compact and the two toggles, by name."""
+    """New, switch, rename, compact, continue from a read-only session and the two toggles, by name;
+    only those that can run now are offered."""
 
     def _run(self, action: str) -> Callable[[], object]:
         return partial(self.app.run_action, action)
 
+    def _available(self) -> list[AppCommand]:
+        """The commands that can run now (no rename for a new session, no compaction twice, …)."""
+        return [command for command in APP_COMMANDS if self.app.check_action(command.action, ()) is not False]
+
     async def discover(self) -> Hits:
-        for command in APP_COMMANDS:
+        for command in self._available():
             yield DiscoveryHit(command.name, self._run(command.action), help=command.help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for command in APP_COMMANDS:
+        for command in self._available():
             score = matcher.match(command.name)
             if score > 0:
                 yield Hit(

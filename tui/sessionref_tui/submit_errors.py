@@ -14,8 +14,6 @@ PLAIN_WORDS: dict[str, str] = {
     "SESSION_REFERENCE_BUDGET_EXCEEDED": "A mentioned session does not fit the size budget",
     "SESSION_REFERENCE_CANCELLED": "Sending was cancelled",
     "SESSION_REFERENCE_INVALID_CONFIG": "The reference settings are invalid",
-    "STORE_READ_ONLY": "This session is read-only",
-    "AGENT_READ_ONLY": "This session is read-only (a compressed DSH log); start a new session to reply",
     "AGENT_EMPTY_MESSAGE": "There is nothing to send",
     "STORE_SESSION_NOT_FOUND": "The session no longer exists",
     "STORE_UNREADABLE": "The session store could not be read",
@@ -23,8 +21,24 @@ PLAIN_WORDS: dict[str, str] = {
 }
 
 
+READ_ONLY_CODES: frozenset[str] = frozenset({"AGENT_READ_ONLY", "STORE_READ_ONLY"})
+"""Codes that mean the session on screen cannot be written (a DSH session, a compressed log)."""
+
+MENTION_IN_NEW_SESSION_KEY = "Ctrl+F"
+"""How the read-only refusal names the key of "New session mentioning this one"."""
+
+
 def describe_send_error(code: str, message: str) -> str:
-    """`<plain words>: <message> (<CODE>) — your draft is kept.`; unknown codes get a generic headline."""
+    """`<plain words>: <message> (<CODE>) — your draft is kept.`; unknown codes get a generic headline.
+
+    A read-only session gets one sentence with the code and the next step, one key away (the
+    store's own message would only say the same again).
+    """
+    if code in READ_ONLY_CODES:
+        return (
+            f"This session is read-only ({code}): {MENTION_IN_NEW_SESSION_KEY} opens a new session "
+            "that mentions it, with your draft."
+        )
     headline = PLAIN_WORDS.get(code, "Could not send")
     detail = message.strip()
     text = f"{headline}: {detail}" if detail and detail != headline else headline
