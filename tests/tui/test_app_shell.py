@@ -367,3 +367,14 @@ async def test_the_inspector_gives_its_spare_width_to_the_preview_at_120_columns
         assert previews[2].startswith("The payments retry test fails")
         assert len(previews[2]) == inspector.widths.preview  # a long text fills the column
         assert table.cursor_row == table.row_count - 1
+
+
+async def test_an_empty_store_says_there_are_no_other_sessions_yet(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, seed=False)
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("@")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(pilot.app.query_one("#mention-status").render())
+        assert status.startswith("No other sessions yet")
+        assert await stored_ids(harness) == set()

@@ -84,6 +84,20 @@ class TestTrigger:
             assert app.composer.popup.is_open
             assert "no matching sessions" in rendered(status)[0]
 
+    async def test_a_bare_at_with_nothing_to_mention_says_there_are_no_sessions_yet(self) -> None:
+        app = ComposerHarness(FakeSource([]))
+        async with app.run_test(size=(100, 24)) as pilot:
+            await type_text(pilot, "@")
+            await settle(pilot)
+            status = app.composer.popup.query_one("#mention-status")
+            assert app.composer.popup.is_open
+            assert rendered(status)[0].startswith(
+                "No other sessions yet — one is listed here once its first message is sent."
+            )
+            await type_text(pilot, "x")
+            await settle(pilot)
+            assert rendered(status)[0].startswith("no matching sessions")
+
 
 class TestLookup:
     async def test_debounce_asks_the_source_once_for_a_quickly_typed_word(self) -> None:

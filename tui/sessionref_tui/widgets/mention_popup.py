@@ -37,6 +37,11 @@ MAX_VISIBLE_ROWS: Final = 8
 
 _DIM: Final = Style(dim=True)
 
+NO_SESSIONS_YET: Final = "No other sessions yet — one is listed here once its first message is sent."
+"""What a bare `@` says when there is nothing else to mention (not "no matching sessions")."""
+
+NO_MATCH: Final = "no matching sessions"
+
 
 class CandidateList(ScrollView, can_focus=False):
     """The candidate rows, drawn through Textual's line API; never takes focus.
@@ -295,7 +300,7 @@ class MentionPopup(Vertical):
         if self.has_class("-loading"):
             status.append("searching…", style="italic")
         elif not count:
-            status.append("no matching sessions", style="italic")
+            status.append(NO_MATCH if self.query_text else NO_SESSIONS_YET, style="italic")
         else:
             index = (self.candidate_list.highlighted or 0) + 1
             status.append(f"{index}/{count}", style="bold")
