@@ -378,3 +378,16 @@ async def test_an_empty_store_says_there_are_no_other_sessions_yet(tmp_path: Pat
         status = str(pilot.app.query_one("#mention-status").render())
         assert status.startswith("No other sessions yet")
         assert await stored_ids(harness) == set()
+
+
+async def test_a_session_without_a_title_is_called_new_session_in_the_switcher(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, seed=False)
+    untitled = harness.store.create_session(cwd=PROJECT_CWD).id  # e.g. created by another program
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = [str(option.prompt) for option in pilot.app.screen.query_one("CommandList").options]
+        assert len(shown) == 1 and shown[0].startswith("New session  ·  ● ~/src/payments")
+        assert untitled not in shown[0]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from sessionref.workspace import NEW_SESSION_NAME
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
@@ -120,7 +121,7 @@ class SessionSwitcher(Provider):
         hits: list[tuple[str, Content, Callable[[], object]]] = []
         for record, label in found:
             display = session_hit_display(
-                label,
+                NEW_SESSION_NAME if label == record.id else label,
                 record.cwd,
                 relative_age(record.last_activity, now_ms),
                 query,
