@@ -1,6 +1,6 @@
 """Regenerate the SVG screenshots in `screenshots/` (used by the README) from the test scenarios.
 
-Run from the repository root: `/work/venv/bin/python scripts/screenshots.py [NAME ...]`
+Run from the repository root: `.venv/bin/python scripts/screenshots.py [NAME ...]`
 (no names = all). Each picture is the same state the snapshot tests pin, built by
 `tests/tui/scenarios.py` over a fresh temporary store, so the images never drift from the tests.
 """
