@@ -364,8 +364,8 @@ async def test_the_inspector_gives_its_spare_width_to_the_preview_at_120_columns
         assert used == table.scrollable_content_region.width  # nothing left over, nothing cut
         assert inspector.widths.preview >= 30
         previews = [str(table.get_row_at(index)[3]) for index in range(table.row_count)]
-        assert previews[2].startswith("The payments retry test fails")
-        assert len(previews[2]) == inspector.widths.preview  # a long text fills the column
+        assert previews[2].startswith(" The payments retry test fails")
+        assert len(previews[2]) == 1 + inspector.widths.preview  # a long text fills the column
         assert table.cursor_row == table.row_count - 1
 
 

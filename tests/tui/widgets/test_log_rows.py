@@ -143,5 +143,5 @@ def test_the_preview_column_gets_every_cell_the_other_columns_leave() -> None:
     widths = fit_columns(rows, 65)
     # "seq", "assistant/chunk ×1", "session-reference"
     assert (widths.seq, widths.type, widths.source) == (3, 18, 17)
-    assert widths.preview == 65 - 3 - 18 - 17 - 8
+    assert widths.preview == 65 - 3 - 18 - 17 - 4  # and one blank cell before each column
     assert fit_columns(rows, 30).preview == MIN_PREVIEW_CELLS

@@ -34,8 +34,9 @@ SOURCE_STYLES: dict[str, str] = {
 
 COLUMNS: Final = ("seq", "type", "source", "preview")
 
-CELL_PADDING: Final = 1
-"""Blank cells on each side of every column (the table's `cell_padding`)."""
+COLUMN_GAP: Final = 1
+"""One blank cell before every column: enough to separate them, and the preview keeps the rest (the
+table's own padding, two cells per column side, would take eight cells from the preview)."""
 
 MIN_PREVIEW_CELLS: Final = 12
 """The preview keeps at least this many cells, even in a pane too narrow for everything."""
@@ -66,8 +67,8 @@ def fit_columns(rows: Sequence[LogRow], width: int) -> ColumnWidths:
     seq = widest("seq", [row.seq for row in rows])
     kind = widest("type", [row.type for row in rows])
     source = widest("source", [row.source for row in rows])
-    padding = 2 * CELL_PADDING * len(COLUMNS)
-    preview = width - seq - kind - source - padding if width > 0 else UNLAID_PREVIEW_CELLS
+    gaps = COLUMN_GAP * len(COLUMNS)
+    preview = width - seq - kind - source - gaps if width > 0 else UNLAID_PREVIEW_CELLS
     return ColumnWidths(seq, kind, source, max(MIN_PREVIEW_CELLS, preview))
 
 
@@ -84,9 +85,7 @@ class Inspector(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Log", id="inspector-heading", classes="pane-heading")
-        yield DataTable(
-            id="inspector-table", cursor_type="row", zebra_stripes=True, cell_padding=CELL_PADDING
-        )
+        yield DataTable(id="inspector-table", cursor_type="row", zebra_stripes=True, cell_padding=0)
 
     @property
     def table(self) -> DataTable[Text]:
@@ -146,7 +145,8 @@ class Inspector(Vertical):
         table = self.table
         table.clear(columns=True)
         for key, width in zip(COLUMNS, (widths.seq, widths.type, widths.source, widths.preview), strict=True):
-            table.add_column(key, key=key, width=width)
+            label = Text(key, justify="right") if key == "seq" else Text(GAP + key)
+            table.add_column(label, key=key, width=width + COLUMN_GAP)
         for row in self.rows:
             table.add_row(*_cells(row, widths.preview), key=row.key)
         self._follow_newest()
@@ -165,11 +165,17 @@ class Inspector(Vertical):
                 table.add_row(*cells, key=row.key)
 
 
+GAP: Final = " " * COLUMN_GAP
+
+
 def _cells(row: LogRow, preview_cells: int) -> tuple[Text, Text, Text, Text]:
-    """The four cells of a row as literal `Text` (DataTable would parse a plain str as markup)."""
+    """The four cells of a row as literal `Text` (DataTable would parse a plain str as markup), each
+    after its gap (the seq is right-aligned in a column one cell wider than its widest value)."""
     return (
         Text(row.seq, style="dim", justify="right"),
-        Text(inert(row.type)),
-        Text(inert(row.source), style=SOURCE_STYLES.get(row.source, "")),
-        Text(truncate_end(inert(row.preview), preview_cells), no_wrap=True, overflow="ellipsis"),
+        Text.assemble(GAP, Text(inert(row.type))),
+        Text.assemble(GAP, Text(inert(row.source), style=SOURCE_STYLES.get(row.source, ""))),
+        Text.assemble(
+            GAP, Text(truncate_end(inert(row.preview), preview_cells)), no_wrap=True, overflow="ellipsis"
+        ),
     )
