@@ -8,6 +8,7 @@ agent in `running` until the test releases it (no sleeps anywhere).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import uuid
 from collections.abc import AsyncIterator, Iterable
@@ -115,9 +116,10 @@ def with_stable_drafts(workspace: Workspace) -> Workspace:
     return workspace
 
 
-def with_fixed_creation_time(store: SessionStore) -> SessionStore:
+def with_fixed_clock(store: SessionStore) -> SessionStore:
     """Sessions the app creates (a draft's first message) are stamped FIXED_NOW_MS, not the wall clock,
-    so their age in the sidebar ("just now") does not depend on the day the test runs."""
+    and so are the events it appends where the store stamps events with a time (`time_ms`): ages in
+    the sidebar ("just now") then never depend on the day the test runs."""
     create = store.create_session
 
     def create_session(*args: Any, **kwargs: Any) -> Any:
@@ -125,7 +127,19 @@ def with_fixed_creation_time(store: SessionStore) -> SessionStore:
         return create(*args, **kwargs)
 
     store.create_session = create_session  # type: ignore[method-assign]
+    for name in ("append", "rename", "write_compaction"):
+        method = getattr(store, name)
+        if "time_ms" in inspect.signature(method).parameters:
+            setattr(store, name, _stamped(method))
     return store
+
+
+def _stamped(method: Any) -> Any:
+    def stamped(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("time_ms", FIXED_NOW_MS)
+        return method(*args, **kwargs)
+
+    return stamped
 
 
 def build_harness(
@@ -138,7 +152,7 @@ def build_harness(
 ) -> Harness:
     """A seeded store under `root`, a workspace in PROJECT_CWD and an app on a new (draft) session,
     or on the seeded session `open_session` (a `session_id_for` name). `seed=False`: an empty store."""
-    store = with_fixed_creation_time(open_store(root))
+    store = with_fixed_clock(open_store(root))
     session_ids = seed_demo_store(store, PROJECT_CWD, now_ms=FIXED_NOW_MS) if seed else []
     settings = load_settings({}, store_root=root)
     workspace = Workspace(store, model or DemoModel(pace=0), cwd=PROJECT_CWD, settings=settings)
