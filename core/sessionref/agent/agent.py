@@ -88,17 +88,27 @@ class Agent:
 
     @property
     def writable(self) -> bool:
-        """False for sessions the store can only read (for example DSH ``.zstd`` logs)."""
+        """False for sessions the store can only read (DSH's sessions, ``.zstd`` logs, read-only files)."""
         if self._writable is None:
             self._writable = bool(self._store.is_writable(self.id))
         return self._writable
 
     def ensure_writable(self) -> None:
-        """Raise AGENT_READ_ONLY if this session cannot be written."""
+        """Raise AGENT_READ_ONLY if this session cannot be written; the message says why and what to do."""
         if not self.writable:
-            raise AgentError(
-                AGENT_READ_ONLY, f"session {self.id!r} is read-only; start a new session to chat"
-            )
+            raise AgentError(AGENT_READ_ONLY, self._read_only_message())
+
+    def _read_only_message(self) -> str:
+        # The store says why (a compressed DSH log, a session another program writes, file
+        # permissions) and offers the next step; a store without that answer gets a generic one.
+        refusal = getattr(self._store, "write_refusal", None)
+        error = refusal(self.id) if callable(refusal) else None
+        message = getattr(error, "message", None)
+        if isinstance(message, str) and message:
+            return message
+        return (
+            f"session {self.id!r} is read-only; start a new session and mention it with @ to continue from it"
+        )
 
     def pending(self) -> list[dict[str, Any]]:
         """Copies of the queued messages, in the order a fresh turn would claim them."""
