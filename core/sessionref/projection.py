@@ -1,8 +1,9 @@
 """Project a folded session surface to the conversation a reference may show (contract §3.3).
 
 Only what a person typed (`source.kind == "user"`), compaction checkpoints and
-assistant answers are projected; injected context, plugin messages and tool
-results never propagate into another session. Text is the `"\\n"`-join of the
+assistant answers are projected; injected context, plugin messages, tool
+results and `system/message` events (a surface type of the later contract)
+never propagate into another session. Text is the `"\\n"`-join of the
 string `text` of every `type == "text"` block; empty results are dropped.
 """
 
@@ -119,7 +120,7 @@ def project_conversation_columns(snapshot: Mapping[str, Any]) -> ProjectedColumn
             is_mapping = type(message) is dict or isinstance(message, Mapping)
             text = message_text(message.get("content") if is_mapping else None)
             role, checkpoint = "assistant", False
-        elif kind == "tool/result":
+        elif kind == "tool/result" or kind == "system/message":  # never propagated (later contract)
             continue
         else:
             raise UnreachableSurfaceEventError(event)
@@ -134,7 +135,7 @@ def project_session_conversation(snapshot: Mapping[str, Any]) -> list[ProjectedI
     """The projected conversation of a surface snapshot `{session, capturedThroughSeq, events}`.
 
     Raises `UnreachableSurfaceEventError` for an event type outside the surface
-    union (`user/message`, `assistant/message`, `tool/result`).
+    union (`user/message`, `assistant/message`, `tool/result`, `system/message`).
     """
     columns = project_conversation_columns(snapshot)
     return [
