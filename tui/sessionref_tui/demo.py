@@ -48,8 +48,12 @@ def _assistant(turn: int, text: str) -> dict[str, Any]:
     }
 
 
-def _write_conversation(store: Any, session_id: str, exchanges: list[tuple[str, str]]) -> None:
-    """Append each (prompt, reply) as one complete turn, framed like the agent frames it."""
+def _write_conversation(store: Any, session_id: str, exchanges: list[tuple[str, str]], start_ms: int) -> int:
+    """Append each (prompt, reply) as one complete turn, framed like the agent frames it, a minute apart.
+
+    Returns the time of the last turn (the session's last activity).
+    """
+    turn = 0
     for turn, (prompt, reply) in enumerate(exchanges, start=1):
         message = make_user_message(prompt)
         message["id"] = str(uuid.uuid5(DEMO_NAMESPACE, f"{session_id}-prompt-{turn}"))
@@ -63,7 +67,9 @@ def _write_conversation(store: Any, session_id: str, exchanges: list[tuple[str, 
                 {"type": "step/end", "data": {"turn": turn, "step": 1}},
                 {"type": "turn/end", "data": {"turn": turn, "reason": "completed"}},
             ],
+            time_ms=start_ms + turn * MINUTE_MS,
         )
+    return start_ms + turn * MINUTE_MS
 
 
 def _new(store: Any, name: str, *, cwd: str | None, age_ms: int, now_ms: int) -> str:
@@ -210,9 +216,12 @@ def seed_demo_store(store: Any, cwd: str, *, now_ms: int | None = None) -> list[
     ids: list[str] = []
     for name, session_cwd, age, talk, title in plan:
         session_id = _new(store, name, cwd=session_cwd, age_ms=age, now_ms=now)
-        _write_conversation(store, session_id, talk)
+        # Stamped at its age, not at seeding time: the picker orders sessions by last activity.
+        last = _write_conversation(store, session_id, talk, now - age)
         if title is not None:
-            store.rename(session_id, title)
+            store.rename(session_id, title, time_ms=last)
         ids.append(session_id)
-    store.write_compaction(demo_session_id("release"), RELEASE_SUMMARY, compaction_id="demo-compaction-1")
+        if name == "release":
+            compaction_id = "demo-compaction-1"
+            store.write_compaction(session_id, RELEASE_SUMMARY, compaction_id=compaction_id, time_ms=last)
     return ids

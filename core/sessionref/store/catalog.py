@@ -2,7 +2,9 @@
 
 It walks `<root>/<project>/<session>/session.jsonl[.zstd]`, catches logs up incrementally,
 persists what changed to the discovery index and resolves duplicate ids deterministically.
-Callers hold the store lock around every method.
+The walk enters real folders only: a symbolic link (or a folder whose name is not valid UTF-8)
+is skipped with one warning. Sessions are ordered by last activity (newest event first).
+Callers hold the store lock around every method except `walk`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sessionref.store.errors import StoreError
 from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
 from sessionref.store.logfile import is_compressed
+from sessionref.store.paths import valid_segment
 from sessionref.store.scan import LogState, scan_log
 from sessionref.store.search import OVERLAY_LIMIT, CandidateIndex, sort_key
 
@@ -29,28 +32,43 @@ Progress = Callable[[int, int], None]
 PROGRESS_EVERY = 250
 
 
-def _session_dirs(root: Path) -> Iterator[str]:
-    """Relative `project/session` folder paths under `root` (hidden entries and plain files skipped)."""
+def _entries(path: Path | str, refused: list[str]) -> list[os.DirEntry[str]]:
+    """Sub-folders of `path` the walk enters, by name; links and undecodable names go to `refused`."""
     try:
-        projects = sorted(os.scandir(root), key=lambda entry: entry.name)
+        with os.scandir(path) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
     except OSError as error:
-        log.warning("cannot list the store root %s: %s", root, error)
-        return
-    for project in projects:
-        if project.name.startswith(".") or not project.is_dir():
+        refused.append(f"cannot list {path}: {error.strerror or error}")
+        return []
+    kept: list[os.DirEntry[str]] = []
+    for entry in entries:
+        if entry.name.startswith("."):
             continue
         try:
-            sessions = sorted(os.scandir(project.path), key=lambda entry: entry.name)
-        except OSError as error:
-            log.warning("skipping %s: %s", project.path, error)
+            if entry.is_symlink():
+                if entry.is_dir():
+                    refused.append(f"not following the symbolic link {entry.path!r} below the store root")
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+        except OSError:
             continue
-        for session in sessions:
-            if not session.name.startswith(".") and session.is_dir():
-                yield f"{project.name}/{session.name}"
+        if not valid_segment(entry.name):
+            refused.append(f"skipping the folder {entry.path!r}: its name is not valid UTF-8")
+            continue
+        kept.append(entry)
+    return kept
+
+
+def _session_dirs(root: Path, refused: list[str]) -> Iterator[str]:
+    """Relative `project/session` folder paths under `root` (hidden entries, links and files skipped)."""
+    for project in _entries(root, refused):
+        for session in _entries(project.path, refused):
+            yield f"{project.name}/{session.name}"
 
 
 def _record(state: LogState) -> SessionRecord:
-    return SessionRecord(state.session_id or "", state.created_at, state.cwd)
+    return SessionRecord(state.session_id or "", state.created_at, state.cwd, state.updated_at)
 
 
 def _label(state: LogState) -> str:
@@ -66,10 +84,11 @@ def _preference(state: LogState) -> tuple[int, int, str]:
 
 @dataclass(slots=True)
 class Walk:
-    """What one walk of the root found: changed or new logs (before, after) and vanished ones."""
+    """What one walk of the root found: changed or new logs (before, after), vanished ones, refusals."""
 
     changes: list[tuple[LogState | None, LogState]]
     gone: list[LogState]
+    refused: list[str]
 
 
 class Catalog:
@@ -80,14 +99,15 @@ class Catalog:
         self._root_text = os.fspath(root)
         self.index = index
         self.states: dict[str, LogState] = index.load()
+        index.all_states = lambda: list(self.states.values())
         self.by_id: dict[str, LogState] = {}
         self._records: list[SessionRecord] | None = None
         self._candidates: CandidateIndex | None = None
         self._reported: set[str] = set()
 
-    def refresh(self, progress: Progress | None = None) -> list[LogState]:
-        """Catch every log up with its file; returns the states whose plain log ends in a torn line."""
-        return self.apply_walk(self.walk(dict(self.states), progress))
+    def refresh(self, progress: Progress | None = None) -> None:
+        """Catch every log up with its file."""
+        self.apply_walk(self.walk(dict(self.states), progress))
 
     def walk(self, known: dict[str, LogState], progress: Progress | None = None) -> Walk:
         """Scan the root against `known` (a snapshot of `states`) without changing the catalogue.
@@ -96,10 +116,11 @@ class Catalog:
         """
         seen: set[str] = set()
         changes: list[tuple[LogState | None, LogState]] = []
+        refused: list[str] = []
         # (plain log path, zstd log path, whether either is known) per session folder.
         folders = [
             (plain, packed, plain in known or packed in known)
-            for folder in _session_dirs(self.root)
+            for folder in _session_dirs(self.root, refused)
             for plain, packed in ((f"{folder}/{LOG_NAME}", f"{folder}/{ZSTD_LOG_NAME}"),)
         ]
         total = sum(1 for *_, is_known in folders if not is_known)
@@ -123,13 +144,12 @@ class Catalog:
         if report and progress is not None:
             progress(total, total)
         gone = [state for path, state in known.items() if path not in seen]
-        return Walk(changes, gone)
+        return Walk(changes, gone, refused)
 
-    def apply_walk(self, walk: Walk) -> list[LogState]:
-        """Apply a finished `walk`; a log changed meanwhile by this store keeps its newer state.
-
-        Returns the states whose plain log ends in a torn line.
-        """
+    def apply_walk(self, walk: Walk) -> None:
+        """Apply a finished `walk`; a log changed meanwhile by this store keeps its newer state."""
+        for message in walk.refused:
+            self._report(message, message)
         changes: list[tuple[LogState | None, LogState | None]] = []
         for before, after in walk.changes:
             if self.states.get(after.path) is before:
@@ -144,7 +164,6 @@ class Catalog:
         self.index.save([after for _, after in changes if after is not None])
         self.index.delete(gone)
         self._apply_all(changes)
-        return [s for s in self.states.values() if s.torn and not is_compressed(s.path)]
 
     def _scan_paths(
         self,
@@ -167,7 +186,8 @@ class Catalog:
         return found
 
     def rescan(self, state: LogState) -> LogState | None:
-        """Catch one log up (after an append or before a write); None if its file vanished."""
+        """Catch one log up (after an append); None if its file vanished."""
+        state = self.states.get(state.path, state)  # a refresh may have moved it on meanwhile
         updated = scan_log(self.root, state.path, state)
         if updated is None:
             self.states.pop(state.path, None)
@@ -217,7 +237,9 @@ class Catalog:
             if self.by_id.get(session_id) is not before:
                 return True
             self.by_id[session_id] = after
-            if self._candidates is not None and after.label_title != before.label_title:
+            if after.updated_at != before.updated_at:
+                self._move(before, after)
+            elif self._candidates is not None and after.label_title != before.label_title:
                 self._candidates.relabel(session_id, _label(after))
             return True
         if before is None and after is not None:
@@ -246,6 +268,20 @@ class Catalog:
                 self._candidates.remove(session_id)
             return True
         return True
+
+    def _move(self, before: LogState, after: LogState) -> None:
+        """Put a session whose last activity changed at its new place in the list and the search."""
+        record = _record(after)
+        if self._records is not None:
+            old = _record(before)
+            at = bisect.bisect_left(self._records, sort_key(old), key=sort_key)
+            if at < len(self._records) and self._records[at].id == old.id:
+                del self._records[at]
+                bisect.insort(self._records, record, key=sort_key)
+            else:  # not where its old key says: rebuild the list when next asked
+                self._records = None
+        if self._candidates is not None:
+            self._candidates.add((record, _label(after)))
 
     def rebuild_ids(self) -> None:
         """Recompute sessions by id from all states, skipping broken logs and resolving duplicates.
@@ -282,15 +318,15 @@ class Catalog:
             log.warning("%s", message)
 
     def records(self) -> list[SessionRecord]:
-        """All sessions newest first (createdAt descending, then id ascending)."""
+        """All sessions, most recent activity first (then id ascending)."""
         if self._records is None:
             self._records = [_record(state) for state in self._ordered_states()]
         return self._records
 
     def _ordered_states(self) -> list[LogState]:
-        # Two stable sorts (id, then createdAt descending) are cheaper than a tuple key.
+        # Two stable sorts (id, then last activity descending) are cheaper than a tuple key.
         states = sorted(self.by_id.values(), key=attrgetter("session_id"))
-        states.sort(key=attrgetter("created_at"), reverse=True)
+        states.sort(key=attrgetter("updated_at"), reverse=True)
         return states
 
     def candidates(self) -> CandidateIndex:
@@ -302,6 +338,7 @@ class Catalog:
                 [state.created_at for state in states],
                 [state.cwd for state in states],
                 [_label(state) for state in states],
+                [state.updated_at for state in states],
             )
         return self._candidates
 

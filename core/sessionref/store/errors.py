@@ -14,6 +14,14 @@ STORE_NOTHING_TO_COMPACT = "STORE_NOTHING_TO_COMPACT"
 STORE_READ_ONLY = "STORE_READ_ONLY"
 STORE_UNREADABLE = "STORE_UNREADABLE"
 STORE_CLOSED = "STORE_CLOSED"
+# Another program is writing the log right now (its last line is incomplete): nothing is appended.
+STORE_LOG_BUSY = "STORE_LOG_BUSY"
+# Another sessionref process held the session's lock for longer than `LOCK_TIMEOUT_SECONDS`.
+STORE_LOCK_TIMEOUT = "STORE_LOCK_TIMEOUT"
+# A compressed log expands beyond `MAX_DECOMPRESSED_LOG_BYTES`.
+STORE_LOG_TOO_LARGE = "STORE_LOG_TOO_LARGE"
+# A path below the store root is a symbolic link (or otherwise leads out of the root): refused.
+STORE_UNSAFE_PATH = "STORE_UNSAFE_PATH"
 
 
 class StoreError(CodedError):

@@ -9,8 +9,15 @@ from typing import Any
 from sessionref.store.errors import STORE_INVALID_EVENT, StoreError
 from sessionref.store.fold import SURFACE_TYPES, replace_range
 from sessionref.store.logfile import PACKED_CHUNK_TYPES
+from sessionref.store.nesting import MAX_NESTING_DEPTH, nesting_exceeds
 
+_EXCERPT_CHARS = 80
 _ALLOWED_KEYS = frozenset({"type", "data", "surfaceOp", "sourceEventSeqs"})
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 3] + "..."
 
 
 def _invalid(index: int, message: str) -> StoreError:
@@ -20,12 +27,12 @@ def _invalid(index: int, message: str) -> StoreError:
 def _checked(index: int, event: object) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise _invalid(index, "an event must be a dict")
-    extra = set(event) - _ALLOWED_KEYS
+    extra = [key for key in event if key not in _ALLOWED_KEYS]
     if extra:
-        raise _invalid(index, f"unexpected keys {sorted(extra)}")
+        raise _invalid(index, f"unexpected keys {_shown(sorted(map(repr, extra)))}")
     kind = event.get("type")
     if not isinstance(kind, str) or not kind or kind == "session" or kind in PACKED_CHUNK_TYPES:
-        raise _invalid(index, f"invalid event type {kind!r}")
+        raise _invalid(index, f"invalid event type {_shown(kind)}")
     if not isinstance(event.get("data"), dict):
         raise _invalid(index, "data must be a dict")
     if kind in SURFACE_TYPES:
@@ -36,16 +43,18 @@ def _checked(index: int, event: object) -> dict[str, Any]:
         except Exception:
             raise _invalid(index, "surfaceOp must be 'append' or a replace range") from None
     elif "surfaceOp" in event or "sourceEventSeqs" in event:
-        raise _invalid(index, f"{kind} is log-only and cannot carry surfaceOp/sourceEventSeqs")
+        raise _invalid(index, f"{_shown(kind)} is log-only and cannot carry surfaceOp/sourceEventSeqs")
     seqs = event.get("sourceEventSeqs")
     if seqs is not None and (
         not isinstance(seqs, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seqs)
     ):
         raise _invalid(index, "sourceEventSeqs must be a list of integers")
+    if nesting_exceeds(event, MAX_NESTING_DEPTH):
+        raise _invalid(index, f"the event nests deeper than {MAX_NESTING_DEPTH} levels")
     try:
         json.dumps(event["data"], allow_nan=False)
     except (TypeError, ValueError) as error:
-        raise _invalid(index, f"data is not JSON: {error}") from None
+        raise _invalid(index, f"data is not JSON: {_shown(str(error))}") from None
     return event
 
 

@@ -4,6 +4,14 @@ Surface events (`user/message`, `assistant/message`, `tool/result`, `system/mess
 `surfaceOp`: `"append"` adds the event at the tail, `{"op": "replace", "start", "end"}` (or
 `startSeq`/`endSeq`) swaps an inclusive range of the current surface for the event, whose
 `sourceEventSeqs` must name every shadowed seq. Everything else is log-only.
+
+A log read with unreadable lines skipped (`LogReport.skipped_lines`) may miss events a later
+replace names. Folded with `lenient=True`, such a replace shadows the surface events it names
+that are still there (its range ends and `sourceEventSeqs`) and takes the place of the first
+one, or is appended when none is left; every other rule is kept.
+
+`system/message` is a surface type (the later contract's): it folds like the others and the
+projection leaves it out of a referenced conversation.
 """
 
 from __future__ import annotations
@@ -14,11 +22,18 @@ from typing import Any
 from sessionref.query import SurfaceSnapshot
 from sessionref.store.errors import STORE_INVALID_LOG, StoreError
 
+_EXCERPT_CHARS = 80
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result", "system/message"})
 
 
 def _invalid(message: str) -> StoreError:
     return StoreError(STORE_INVALID_LOG, message)
+
+
+def _shown(value: object) -> str:
+    """`repr(value)` cut to a short excerpt, for messages about data read from a log."""
+    text = repr(value)
+    return text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 3] + "..."
 
 
 def _is_int(value: object) -> bool:
@@ -34,11 +49,14 @@ def replace_range(op: object) -> tuple[int, int] | None:
         end = op.get("end", op.get("endSeq"))
         if _is_int(start) and _is_int(end):
             return start, end
-    raise _invalid(f"unknown surfaceOp {op!r}")
+    raise _invalid(f"unknown surfaceOp {_shown(op)}")
 
 
-def _tool_call_id(event: dict[str, Any]) -> object:
-    message = (event.get("data") or {}).get("message") or {}
+def _tool_call_id(event: dict[str, Any], seq: int) -> object:
+    data = event.get("data")
+    if not isinstance(data, dict):
+        raise _invalid(f"tool/result at seq {seq} has data that is not an object")
+    message = data.get("message")
     source = message.get("source") if isinstance(message, dict) else None
     return source.get("callId") if isinstance(source, dict) else None
 
@@ -51,11 +69,14 @@ def _check_header(header: object) -> dict[str, Any]:
     return header
 
 
-def fold_surface(header: dict[str, Any], events: Sequence[dict[str, Any]]) -> SurfaceSnapshot:
+def fold_surface(
+    header: dict[str, Any], events: Sequence[dict[str, Any]], *, lenient: bool = False
+) -> SurfaceSnapshot:
     """The current surface of a log: surface events in fold order plus the last raw seq.
 
     Seqs must increase strictly (real DSH logs have gaps where chunk rows were elided). Any
-    violation raises `StoreError(STORE_INVALID_LOG)` naming the offending seq.
+    violation raises `StoreError(STORE_INVALID_LOG)` naming the offending seq. `lenient` is for
+    logs read with skipped lines: a replace naming seqs that are gone still applies (see above).
     """
     _check_header(header)
     by_seq: dict[int, dict[str, Any]] = {}
@@ -64,21 +85,21 @@ def fold_surface(header: dict[str, Any], events: Sequence[dict[str, Any]]) -> Su
     for event in events:
         seq = event.get("seq")
         if not _is_int(seq) or (previous is not None and seq <= previous):
-            raise _invalid(f"event seq {seq!r} does not follow seq {previous!r}")
+            raise _invalid(f"event seq {_shown(seq)} does not follow seq {previous!r}")
         previous = seq
         kind = event.get("type")
-        if kind not in SURFACE_TYPES:
+        if not isinstance(kind, str) or kind not in SURFACE_TYPES:
             if "surfaceOp" in event:
-                raise _invalid(f"log-only event {kind!r} at seq {seq} carries a surfaceOp")
+                raise _invalid(f"log-only event {_shown(kind)} at seq {seq} carries a surfaceOp")
             continue
         if "surfaceOp" not in event:
-            raise _invalid(f"surface event {kind!r} at seq {seq} has no surfaceOp")
+            raise _invalid(f"surface event {_shown(kind)} at seq {seq} has no surfaceOp")
         span = replace_range(event["surfaceOp"])
         by_seq[seq] = event
         if span is None:
             surface.append(seq)
             continue
-        _apply_replace(surface, by_seq, event, seq, span)
+        _apply_replace(surface, by_seq, event, seq, span, lenient=lenient)
     return {
         "session": header,
         "capturedThroughSeq": previous,
@@ -92,8 +113,13 @@ def _apply_replace(
     event: dict[str, Any],
     seq: int,
     span: tuple[int, int],
+    *,
+    lenient: bool = False,
 ) -> None:
     start, end = span
+    if lenient and (start not in surface or end not in surface):
+        _apply_partial_replace(surface, event, seq, span)
+        return
     try:
         first = surface.index(start)
         last = surface.index(end)
@@ -103,14 +129,29 @@ def _apply_replace(
         raise _invalid(f"replace at seq {seq} has its start after its end")
     shadowed = surface[first : last + 1]
     sources = event.get("sourceEventSeqs")
-    if not isinstance(sources, list) or not set(shadowed) <= set(sources):
+    if not isinstance(sources, list) or not set(shadowed) <= {s for s in sources if _is_int(s)}:
         raise _invalid(f"replace at seq {seq} does not list every shadowed seq in sourceEventSeqs")
     if event.get("type") == "tool/result":
         replaced = [by_seq[s] for s in shadowed]
         if (
             len(replaced) != 1
             or replaced[0].get("type") != "tool/result"
-            or (_tool_call_id(replaced[0]) != _tool_call_id(event))
+            or (_tool_call_id(replaced[0], shadowed[0]) != _tool_call_id(event, seq))
         ):
             raise _invalid(f"tool/result replace at seq {seq} may only change one tool result's content")
     surface[first : last + 1] = [seq]
+
+
+def _apply_partial_replace(
+    surface: list[int], event: dict[str, Any], seq: int, span: tuple[int, int]
+) -> None:
+    """A replace whose range lost an end to a skipped line: shadow what it names that is still there."""
+    sources = event.get("sourceEventSeqs")
+    named = {*span, *(s for s in sources if _is_int(s))} if isinstance(sources, list) else set(span)
+    positions = [index for index, item in enumerate(surface) if item in named]
+    if not positions:
+        surface.append(seq)
+        return
+    surface[positions[0]] = seq
+    for index in reversed(positions[1:]):
+        del surface[index]

@@ -1,8 +1,10 @@
 """The SQLite discovery index: one row per log file with what discovery needs.
 
-It is a cache: when it is missing, unreadable or of another schema version it is deleted and
+It is a cache: when it is missing, unreadable, damaged (`PRAGMA quick_check` at open, or a
+"malformed" error from any later statement) or of another schema version it is deleted and
 rebuilt from the logs. If the store root is not writable it lives in the user cache directory
-instead, keyed by a hash of the root.
+instead, keyed by a hash of the root. Rows are never trusted as paths: a row whose path is not
+`<project>/<session>/session.jsonl[.zstd]` or whose columns have the wrong types is dropped.
 """
 
 from __future__ import annotations
@@ -12,15 +14,16 @@ import hashlib
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from sessionref.store.paths import checked_log_path
 from sessionref.store.scan import LogState
 
 log = logging.getLogger("sessionref.store")
 
 INDEX_FILE_NAME = ".sessionref-index.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: `last_time` (last activity)
 _COLUMNS = (
     "path",
     "session_id",
@@ -35,13 +38,33 @@ _COLUMNS = (
     "last_seq",
     "problem",
     "torn",
+    "last_time",
 )
+# The Python types each column must hold (None allowed where the column is nullable).
+_TYPES: tuple[tuple[type, bool], ...] = (
+    (str, False),
+    (str, True),
+    (str, True),
+    (int, False),
+    (str, True),
+    (str, True),
+    (str, True),
+    (int, False),
+    (int, False),
+    (int, False),
+    (int, True),
+    (str, True),
+    (int, False),
+    (int, True),
+)
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE logs (
     path TEXT PRIMARY KEY, session_id TEXT, cwd TEXT, created_at INTEGER NOT NULL,
     header_json TEXT, title TEXT, fallback TEXT, offset INTEGER NOT NULL, size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL, last_seq INTEGER, problem TEXT, torn INTEGER NOT NULL
+    mtime_ns INTEGER NOT NULL, last_seq INTEGER, problem TEXT, torn INTEGER NOT NULL, last_time INTEGER
 );
 INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');
 """
@@ -57,6 +80,41 @@ def index_path_for(root: Path) -> Path:
     cache = platformdirs.user_cache_path("sessionref") / "indexes"
     cache.mkdir(parents=True, exist_ok=True)
     return cache / f"{digest}.sqlite"
+
+
+def is_corruption(error: BaseException) -> bool:
+    """True for SQLite errors that mean the file is damaged (not merely busy or locked)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return True
+    text = str(error).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def _state_of(row: tuple[object, ...]) -> LogState | None:
+    """The state a row stands for, or None when a column has the wrong type or the path is not a log's."""
+    if len(row) != len(_TYPES):
+        return None
+    for value, (kind, nullable) in zip(row, _TYPES, strict=True):
+        if value is None and nullable:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return None
+    state = LogState(*row)  # type: ignore[arg-type]
+    if checked_log_path(state.path) is None:
+        return None
+    state.torn = bool(state.torn)
+    return state
+
+
+def _storable(row: tuple[object, ...]) -> bool:
+    try:
+        for value in row:
+            if isinstance(value, str):
+                value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _remove_index_files(path: Path) -> bool:
@@ -75,6 +133,9 @@ class DiscoveryIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.rebuilt = False
+        self.all_states: Callable[[], Iterable[LogState]] = tuple
+        """Every state the owner knows: saved again when a damaged index is rebuilt while open."""
+        self._resaving = False
         self._connection = self._open()
 
     def _connect(self) -> sqlite3.Connection:
@@ -91,10 +152,14 @@ class DiscoveryIndex:
             connection = self._connect()
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is not None and row[0] == SCHEMA_VERSION:
-                connection.execute("PRAGMA journal_mode = WAL")
-                connection.execute("PRAGMA synchronous = NORMAL")
-                return connection
-            reason = "it has another schema version"
+                check = connection.execute("PRAGMA quick_check").fetchone()
+                if check is not None and check[0] == "ok":
+                    connection.execute("PRAGMA journal_mode = WAL")
+                    connection.execute("PRAGMA synchronous = NORMAL")
+                    return connection
+                reason = f"it is damaged ({check[0] if check else 'no answer'})"
+            else:
+                reason = "it has another schema version"
         except FileNotFoundError:
             reason = "it does not exist"
         except sqlite3.DatabaseError as error:
@@ -103,7 +168,11 @@ class DiscoveryIndex:
             reason = f"it is unreadable ({error})"
         if connection is not None:
             connection.close()
-        if existed:
+        return self._fresh(reason if existed else None)
+
+    def _fresh(self, reason: str | None) -> sqlite3.Connection:
+        """A new, empty index file (the old one removed first when `reason` says why)."""
+        if reason is not None:
             log.warning("rebuilding the discovery index %s: %s", self.path, reason)
             if not _remove_index_files(self.path):
                 return self._private(f"{self.path} cannot be replaced")
@@ -126,40 +195,68 @@ class DiscoveryIndex:
         connection.executescript(_SCHEMA)
         return connection
 
+    def _damaged(self, error: sqlite3.Error) -> None:
+        """Replace a damaged index by an empty one (the caller saves what it knows again)."""
+        self._connection.close()
+        if self.path == Path(":memory:"):
+            self._connection = self._private(f"the in-memory index failed ({error})")
+        else:
+            self._connection = self._fresh(f"it is damaged ({error})")
+
     def load(self) -> dict[str, LogState]:
-        """Every stored row by relative log path."""
+        """Every usable stored row by relative log path (a damaged index loads as empty, rebuilt)."""
         query = f"SELECT {', '.join(_COLUMNS)} FROM logs"
         states: dict[str, LogState] = {}
-        for row in self._connection.execute(query):
-            state = LogState(*row)
-            state.torn = bool(state.torn)
-            states[state.path] = state
+        dropped = 0
+        try:
+            for row in self._connection.execute(query):
+                state = _state_of(tuple(row))
+                if state is None:
+                    dropped += 1
+                else:
+                    states[state.path] = state
+        except sqlite3.DatabaseError as error:
+            if not is_corruption(error):
+                raise
+            self._damaged(error)
+            return {}
+        if dropped:
+            log.warning("ignoring %d unusable rows of the discovery index %s", dropped, self.path)
         return states
 
     def save(self, states: Iterable[LogState]) -> None:
-        """Insert or update rows in one transaction."""
-        placeholders = ", ".join("?" for _ in _COLUMNS)
+        """Insert or update rows in one transaction (rows that cannot be stored as text are skipped)."""
         rows = [tuple(getattr(state, column) for column in _COLUMNS) for state in states]
-        if not rows:
-            return
-        try:
-            with self._transaction():
-                self._connection.executemany(
-                    f"INSERT OR REPLACE INTO logs ({', '.join(_COLUMNS)}) VALUES ({placeholders})", rows
-                )
-        except sqlite3.Error as error:
-            # The index is a cache: the logs stay the truth and the next open catches up.
-            log.warning("cannot update the discovery index %s: %s", self.path, error)
+        storable = [row for row in rows if _storable(row)]
+        if len(storable) < len(rows):
+            log.warning("not indexing %d logs whose fields are not valid Unicode", len(rows) - len(storable))
+        if storable:
+            placeholders = ", ".join("?" for _ in _COLUMNS)
+            sql = f"INSERT OR REPLACE INTO logs ({', '.join(_COLUMNS)}) VALUES ({placeholders})"
+            self._write(sql, storable)
 
     def delete(self, paths: Iterable[str]) -> None:
         """Forget rows for logs that no longer exist."""
         rows = [(path,) for path in paths]
         if rows:
-            try:
-                with self._transaction():
-                    self._connection.executemany("DELETE FROM logs WHERE path = ?", rows)
-            except sqlite3.Error as error:
+            self._write("DELETE FROM logs WHERE path = ?", rows)
+
+    def _write(self, sql: str, rows: list[tuple[object, ...]]) -> None:
+        try:
+            with self._transaction():
+                self._connection.executemany(sql, rows)
+        except sqlite3.Error as error:
+            if not is_corruption(error):
+                # The index is a cache: the logs stay the truth and the next open catches up.
                 log.warning("cannot update the discovery index %s: %s", self.path, error)
+                return
+            self._damaged(error)
+            if not self._resaving:  # once: a fresh file that fails again is only logged next time
+                self._resaving = True
+                try:
+                    self.save(self.all_states())
+                finally:
+                    self._resaving = False
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._connection)

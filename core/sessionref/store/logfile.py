@@ -1,24 +1,37 @@
-"""Reading and durably appending `session.jsonl` logs (and reading DSH `session.jsonl.zstd`).
+"""Reading `session.jsonl` logs (and DSH `session.jsonl.zstd`): lines, packed rows, bounded decompression.
 
-Lines are JSON objects separated by `\\n`. A final line without its newline is a torn write
-when it does not parse: readers ignore it and `repair_torn_tail` moves its bytes to a
-`.torn` side file, so nothing that was ever written is dropped.
+Lines are JSON objects separated by `\\n`. A reader takes the log as it is: a final line without
+its newline is simply not there yet (another process may be writing it) unless it already
+parses; an unreadable line in the middle is skipped and reported by its line number
+(`LogReport.skipped_lines`), so one bad line never hides a whole session. Nothing here writes.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from sessionref.store.errors import STORE_INVALID_LOG, STORE_UNREADABLE, StoreError
+from sessionref.store.errors import (
+    STORE_INVALID_LOG,
+    STORE_LOG_TOO_LARGE,
+    STORE_UNREADABLE,
+    StoreError,
+)
+from sessionref.store.nesting import line_may_nest_deeper, nesting_exceeds
+from sessionref.store.paths import open_log_nofollow, read_fd
 
 PACKED_CHUNK_TYPES = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
 TORN_SUFFIX = ".torn"
+MAX_DECOMPRESSED_LOG_BYTES = 256 * 1024 * 1024
+"""A compressed log expanding beyond this many bytes is refused (`STORE_LOG_TOO_LARGE`).
+
+Decompression streams and stops there, so a 33 KB `.zstd` that expands to 1 GiB costs at most
+this much memory (plus one read chunk) instead of the whole expansion.
+"""
+_DECOMPRESS_CHUNK = 1 << 20
 
 
 def is_compressed(path: Path | str) -> bool:
@@ -39,23 +52,54 @@ def encode_line(record: dict[str, Any]) -> bytes:
         return json.dumps(record, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
 
 
-def read_log_bytes(path: Path) -> bytes:
-    """The decoded bytes of a log file (zstd frames are decompressed one after another)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise StoreError(STORE_UNREADABLE, f"cannot read {path.name}: {error.strerror or error}") from error
-    if not is_compressed(path):
-        return raw
+def decompress_bounded(source: BinaryIO, where: str, limit: int | None = None) -> bytes:
+    """All zstd frames of `source`, decompressed one after another, refusing more than `limit` bytes."""
     import zstandard
 
+    bound = MAX_DECOMPRESSED_LOG_BYTES if limit is None else limit
+    chunks: list[bytes] = []
+    total = 0
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
-        return reader.read()
+        reader = zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True, closefd=False)
+        while True:
+            chunk = reader.read(_DECOMPRESS_CHUNK)
+            if not chunk:
+                return b"".join(chunks)
+            total += len(chunk)
+            if total > bound:
+                raise StoreError(
+                    STORE_LOG_TOO_LARGE,
+                    f"{where} expands to more than {bound // (1024 * 1024)} MiB; it is not read",
+                )
+            chunks.append(chunk)
     except zstandard.ZstdError as error:
-        raise StoreError(STORE_UNREADABLE, f"cannot decompress {path.name}: {error}") from error
+        raise StoreError(STORE_UNREADABLE, f"cannot decompress {where}: {error}") from error
+
+
+def read_log_fd(fd: int, where: str, *, compressed: bool) -> bytes:
+    """The decoded bytes of an opened log (`fd` is read from its position and left open)."""
+    try:
+        if not compressed:
+            return read_fd(fd)
+        with os.fdopen(os.dup(fd), "rb") as source:
+            return decompress_bounded(source, where)
+    except OSError as error:
+        raise StoreError(STORE_UNREADABLE, f"cannot read {where}: {error.strerror or error}") from error
+
+
+def read_log_bytes(path: Path | str) -> bytes:
+    """The decoded bytes of the log at `path` (a symlink is refused); FileNotFoundError if it is gone."""
+    where = os.path.basename(os.fspath(path))
+    try:
+        fd = open_log_nofollow(os.fspath(path))
+    except (FileNotFoundError, StoreError):
+        raise
+    except OSError as error:
+        raise StoreError(STORE_UNREADABLE, f"cannot read {where}: {error.strerror or error}") from error
+    try:
+        return read_log_fd(fd, where, compressed=is_compressed(path))
+    finally:
+        os.close(fd)
 
 
 @dataclass(slots=True)
@@ -75,19 +119,37 @@ def split_lines(data: bytes, *, base: int = 0) -> SplitLines:
     return SplitLines(data[:end].split(b"\n"), base + end + 1, data[end + 1 :])
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def parse_line(line: bytes) -> dict[str, Any] | None:
-    """The JSON object on `line`, or None when it is not one (blank lines are None too)."""
+    """The JSON object on `line`, or None when it is not one.
+
+    Blank lines, invalid UTF-8, `NaN`/`Infinity`, numbers too long to convert and objects nested
+    deeper than `MAX_NESTING_DEPTH` all give None.
+    """
     if not line.strip():
         return None
     try:
-        value = json.loads(line)
+        value = json.loads(line, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    if line_may_nest_deeper(line) and nesting_exceeds(value):
+        return None
+    return value
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _packed_texts(row: dict[str, Any]) -> list[Any]:
-    data = row.get("data") or {}
+    data = row.get("data")
+    if not isinstance(data, dict):
+        return []
     key = "args" if row.get("type") == "tool-call-chunks" else "texts"
     texts = data.get(key)
     return texts if isinstance(texts, list) else []
@@ -97,9 +159,22 @@ def packed_row_span(row: dict[str, Any]) -> tuple[int, int] | None:
     """(first seq, last seq) covered by a packed chunk row, or None when the row is malformed."""
     seq0 = row.get("seq0")
     texts = _packed_texts(row)
-    if not isinstance(seq0, int) or isinstance(seq0, bool) or not texts:
+    if not _is_int(seq0) or not texts:
         return None
     return seq0, seq0 + len(texts) - 1
+
+
+def packed_row_last_time(row: dict[str, Any]) -> int | None:
+    """The time of the last chunk a packed row stands for, or None when the row is malformed."""
+    time0 = row.get("time0")
+    data = row.get("data")
+    texts = _packed_texts(row)
+    if not _is_int(time0) or not texts or not isinstance(data, dict):
+        return None
+    gaps = data.get("dt") or []
+    if not isinstance(gaps, list) or not all(_is_int(gap) for gap in gaps):
+        return None
+    return time0 + sum(gaps[: len(texts) - 1])
 
 
 def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -110,11 +185,11 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     data = row.get("data")
     span = packed_row_span(row)
     time0 = row.get("time0")
-    if span is None or not isinstance(data, dict) or not isinstance(time0, int):
+    if span is None or not isinstance(data, dict) or not _is_int(time0):
         raise StoreError(STORE_INVALID_LOG, "a packed chunk row is malformed")
     texts = _packed_texts(row)
     gaps = data.get("dt") or []
-    if not isinstance(gaps, list) or not all(isinstance(gap, int) for gap in gaps):
+    if not isinstance(gaps, list) or not all(_is_int(gap) for gap in gaps):
         raise StoreError(STORE_INVALID_LOG, "a packed chunk row has invalid time deltas")
     kind = row["type"]
     events: list[dict[str, Any]] = []
@@ -144,118 +219,94 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def iter_records(
-    lines: Sequence[bytes], *, first_line_number: int = 1
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) per non-blank line; a line that is not a JSON object raises STORE_INVALID_LOG."""
-    for number, line in enumerate(lines, start=first_line_number):
+def record_last_seq(record: dict[str, Any]) -> int | None:
+    """The last seq a log record stands for (a packed row's last chunk), or None when it has none."""
+    if is_packed_row(record):
+        span = packed_row_span(record)
+        return span[1] if span else None
+    seq = record.get("seq")
+    return seq if _is_int(seq) else None
+
+
+def is_packed_row(record: dict[str, Any]) -> bool:
+    """True for a packed `*-chunks` row (it carries `seq0` instead of `seq`)."""
+    kind = record.get("type")
+    return isinstance(kind, str) and kind in PACKED_CHUNK_TYPES and "seq0" in record
+
+
+def is_header(record: dict[str, Any] | None) -> bool:
+    """True for a session header line: `type == "session"` and a non-empty string id."""
+    return (
+        record is not None
+        and record.get("type") == "session"
+        and isinstance(record.get("id"), str)
+        and record["id"] != ""
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LogReport:
+    """A log as a reader sees it: the header, the readable events, and the lines that were skipped.
+
+    `skipped_lines` are 1-based line numbers of lines that are not JSON objects, have no integer
+    seq, are malformed packed rows, nest too deeply, or whose seq does not follow the previous
+    readable event (e.g. a duplicate seq).
+    """
+
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
+    skipped_lines: tuple[int, ...] = ()
+
+
+def _readable_lines(data: bytes) -> list[bytes]:
+    split = split_lines(data)
+    lines = split.lines
+    if split.tail.strip() and parse_line(split.tail) is not None:
+        lines.append(split.tail)
+    return lines
+
+
+def parse_log_report(data: bytes) -> LogReport:
+    """Header, readable events (packed rows expanded) and skipped line numbers of a whole log.
+
+    An unterminated final line is ignored unless it parses. Raises `StoreError(STORE_INVALID_LOG)`
+    only when there is no session header: the first non-blank line must be one.
+    """
+    header: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+    skipped: list[int] = []
+    previous: int | None = None
+    for number, line in enumerate(_readable_lines(data), start=1):
         if not line.strip():
             continue
         record = parse_line(line)
-        if record is None:
-            raise StoreError(STORE_INVALID_LOG, f"line {number} of the log is not a JSON object")
-        yield number, record
+        if header is None:
+            if not is_header(record):
+                raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
+            header = record
+            continue
+        readable = _events_of(record) if record is not None else None
+        if not readable or (previous is not None and readable[0]["seq"] <= previous):
+            skipped.append(number)
+            continue
+        events.extend(readable)
+        previous = readable[-1]["seq"]
+    if header is None:
+        raise StoreError(STORE_INVALID_LOG, "the log is empty")
+    return LogReport(header, events, tuple(skipped))
+
+
+def _events_of(record: dict[str, Any]) -> list[dict[str, Any]] | None:
+    if is_packed_row(record):
+        try:
+            return expand_packed_row(record)
+        except StoreError:
+            return None
+    return [record] if _is_int(record.get("seq")) else None
 
 
 def parse_log(data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Header and raw events of a whole log (packed chunk rows expanded, torn tail ignored).
+    """Header and readable events of a whole log (see `parse_log_report`)."""
+    report = parse_log_report(data)
+    return report.header, report.events
 
-    Raises `StoreError(STORE_INVALID_LOG)` for a missing header or a bad line before the tail.
-    """
-    split = split_lines(data)
-    lines = list(split.lines)
-    tail_record = parse_line(split.tail) if split.tail.strip() else None
-    if tail_record is not None:
-        lines.append(split.tail)
-    header: dict[str, Any] | None = None
-    events: list[dict[str, Any]] = []
-    for number, record in iter_records(lines):
-        if header is None:
-            if record.get("type") != "session":
-                raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
-            header = record
-        elif record.get("type") in PACKED_CHUNK_TYPES and "seq0" in record:
-            events.extend(expand_packed_row(record))
-        else:
-            if not isinstance(record.get("seq"), int):
-                raise StoreError(STORE_INVALID_LOG, f"line {number} of the log has no integer seq")
-            events.append(record)
-    if header is None:
-        raise StoreError(STORE_INVALID_LOG, "the log is empty")
-    return header, events
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def create_log(path: Path, header: dict[str, Any]) -> None:
-    """Create a new log holding only `header`; fails with FileExistsError if the file exists."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    with os.fdopen(fd, "wb") as file:
-        file.write(encode_line(header))
-        file.flush()
-        os.fsync(file.fileno())
-    _fsync_directory(path.parent)
-
-
-def append_lines(path: Path, lines: Sequence[bytes]) -> int:
-    """Append whole lines with one write, flush and fsync; returns the file size afterwards."""
-    with open(path, "ab") as file:
-        file.write(b"".join(lines))
-        file.flush()
-        os.fsync(file.fileno())
-        return file.tell()
-
-
-def repair_torn_tail(path: Path) -> bytes:
-    """Make the log end with a newline without losing bytes; returns the bytes moved aside (may be empty).
-
-    A final unterminated line that parses as a JSON object just gets its newline. One that does
-    not is appended to `<log>.torn` (fsynced) and only then truncated from the log.
-    """
-    with open(path, "r+b") as file:
-        size = file.seek(0, os.SEEK_END)
-        if size == 0:
-            return b""
-        file.seek(size - 1)
-        if file.read(1) == b"\n":
-            return b""
-        window = min(size, 1 << 16)
-        file.seek(size - window)
-        chunk = file.read(window)
-        while b"\n" not in chunk and window < size:
-            window = min(size, window * 4)
-            file.seek(size - window)
-            chunk = file.read(window)
-        newline = chunk.rfind(b"\n")
-        tail_start = size - window + newline + 1 if newline >= 0 else 0
-        file.seek(tail_start)
-        tail = file.read()
-        if not tail:
-            return b""
-        if parse_line(tail) is not None:
-            file.seek(0, os.SEEK_END)
-            file.write(b"\n")
-            file.flush()
-            os.fsync(file.fileno())
-            return b""
-        torn_path = path.with_name(path.name + TORN_SUFFIX)
-        with open(torn_path, "ab") as torn:
-            torn.write(tail + b"\n")
-            torn.flush()
-            os.fsync(torn.fileno())
-        file.truncate(tail_start)
-        file.flush()
-        os.fsync(file.fileno())
-        return tail

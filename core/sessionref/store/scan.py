@@ -1,26 +1,30 @@
 """Incremental scanning of one log for discovery: header, titles, last seq and byte offset.
 
 Only the bytes past the recorded offset are read for a plain log; a zstd log is re-read whole
-when its size or mtime changes. Scanning never modifies a file.
+when its size or mtime changes. Scanning never modifies a file and never follows a symbolic link
+(a linked log is recorded with a `problem`, so discovery skips it with one warning).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sessionref.store.errors import StoreError
 from sessionref.store.logfile import (
-    PACKED_CHUNK_TYPES,
     is_compressed,
-    packed_row_span,
+    is_packed_row,
+    packed_row_last_time,
     parse_line,
-    read_log_bytes,
+    read_log_fd,
+    record_last_seq,
     split_lines,
 )
+from sessionref.store.paths import is_link, open_log_nofollow
 from sessionref.store.titles import fallback_title, is_direct_user_message, normalize_title
 
 log = logging.getLogger("sessionref.store")
@@ -45,11 +49,26 @@ class LogState:
     last_seq: int | None = None
     problem: str | None = None
     torn: bool = False
+    last_time: int | None = None
+
+    @property
+    def updated_at(self) -> int:
+        """Last activity: the time of the newest event, else the header's `createdAt`."""
+        return self.created_at if self.last_time is None else self.last_time
 
     @property
     def label_title(self) -> str | None:
         """The title shown for this session: the latest `session/title`, else the fallback title."""
         return self.title if self.title is not None else self.fallback
+
+
+def _is_text(value: str) -> bool:
+    """False for a string holding a lone surrogate (JSON allows `\\ud800`; UTF-8 and SQLite do not)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _header_fields(state: LogState, line: bytes) -> None:
@@ -61,11 +80,17 @@ def _header_fields(state: LogState, line: bytes) -> None:
     if not isinstance(session_id, str) or session_id == "":
         state.problem = "the session header has no id"
         return
+    if not _is_text(session_id):
+        state.problem = "the session id holds a lone surrogate (not valid Unicode text)"
+        return
     state.session_id = session_id
     state.header_json = line.decode("utf-8").strip()
     cwd = header.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         log.warning("session %r: ignoring a cwd that is not a string", session_id)
+        cwd = None
+    elif cwd is not None and not _is_text(cwd):
+        log.warning("session %r: ignoring a cwd that is not valid Unicode text", session_id)
         cwd = None
     state.cwd = cwd
     created_at = header.get("createdAt")
@@ -81,12 +106,11 @@ def _header_fields(state: LogState, line: bytes) -> None:
     state.created_at = created_at
 
 
-def _event_last_seq(record: dict[str, Any]) -> int | None:
-    if record.get("type") in PACKED_CHUNK_TYPES and "seq0" in record:
-        span = packed_row_span(record)
-        return span[1] if span else None
-    seq = record.get("seq")
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+def _event_time(record: dict[str, Any]) -> int | None:
+    time = packed_row_last_time(record) if is_packed_row(record) else record.get("time")
+    if isinstance(time, bool) or not isinstance(time, int) or not 0 <= time <= MAX_SAFE_INTEGER:
+        return None
+    return time
 
 
 def _title_of(record: dict[str, Any] | None) -> str | None:
@@ -126,10 +150,12 @@ def _consume_lines(state: LogState, lines: list[bytes], *, at_start: bool) -> No
                             break
     for line in reversed(rest):
         record = parse_line(line)
-        if record is not None:
-            seq = _event_last_seq(record)
-            if seq is not None:
-                state.last_seq = seq
+        seq = record_last_seq(record) if record is not None else None
+        if record is not None and seq is not None:
+            state.last_seq = seq
+            time = _event_time(record)
+            if time is not None:
+                state.last_time = time
             break
 
 
@@ -142,32 +168,39 @@ def scan_log(root: Path | str, relative: str, previous: LogState | None) -> LogS
     # Plain strings (`relative` is a relative POSIX path): this runs once per log on every refresh.
     path = f"{os.fspath(root)}/{relative}"
     try:
-        stat = os.stat(path)
+        status = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as error:
         return LogState(path=relative, problem=f"cannot stat the log: {error.strerror or error}")
-    if previous is not None and previous.size == stat.st_size and previous.mtime_ns == stat.st_mtime_ns:
+    if previous is not None and previous.size == status.st_size and previous.mtime_ns == status.st_mtime_ns:
         return previous
+    if is_link(status) or not stat.S_ISREG(status.st_mode):
+        kind = "a symbolic link (not followed)" if is_link(status) else "not a regular file"
+        problem = f"the log is {kind}"
+        return LogState(path=relative, size=status.st_size, mtime_ns=status.st_mtime_ns, problem=problem)
     incremental = (
         previous is not None
         and previous.problem is None
         and previous.session_id is not None
         and not is_compressed(path)
-        and stat.st_size >= previous.offset
+        and status.st_size >= previous.offset
     )
     state = replace(previous) if incremental and previous is not None else LogState(path=relative)
-    state.size, state.mtime_ns = stat.st_size, stat.st_mtime_ns
+    state.size, state.mtime_ns = status.st_size, status.st_mtime_ns
     try:
-        if incremental:
-            with open(path, "rb") as file:
-                file.seek(state.offset)
-                data = file.read()
-        else:
-            data = read_log_bytes(Path(path))
+        fd = open_log_nofollow(path)
+        try:
+            if incremental:
+                os.lseek(fd, state.offset, os.SEEK_SET)
+            data = read_log_fd(fd, relative, compressed=is_compressed(path))
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        return None
     except (OSError, StoreError) as error:
         reason = error.message if isinstance(error, StoreError) else (error.strerror or str(error))
-        return LogState(path=relative, size=stat.st_size, mtime_ns=stat.st_mtime_ns, problem=reason)
+        return LogState(path=relative, size=status.st_size, mtime_ns=status.st_mtime_ns, problem=reason)
     split = split_lines(data, base=state.offset)
     lines = split.lines
     state.torn = False

@@ -1,14 +1,16 @@
 """In-memory candidate search over the discovery index (contract.md §6.1 semantics, at C speed).
 
-Entries are kept in `list_sessions` order (newest first). Each group of entries (one cwd, no
-cwd, all with a cwd) keeps two lower-cased haystacks, ids and labels, entries joined by NUL and
-scanned with `str.find`; a haystack whose characters cannot contain the needle is skipped (ids
-are usually hex UUIDs, so a word skips them). A cwd is matched once per distinct cwd. Results
-come in (rank, list position) order and scanning stops once `limit` are found.
+Entries are kept in `list_sessions` order (most recent activity first). Each group of entries
+(one cwd, no cwd, all with a cwd) keeps two lower-cased haystacks, ids and labels, entries
+joined by NUL and scanned with `str.find`; a haystack whose characters cannot contain the needle
+is skipped (ids are usually hex UUIDs, so a word skips them). A cwd is matched once per distinct
+cwd. Results come in (rank, list position) order and scanning stops once `limit` are found.
 
 Changes after a build go to a small overlay (relabelled, added and removed sessions) merged in
-at query time; the structure is rebuilt once the overlay grows. A needle whose full match list
-is known (an earlier scan ran to the end) narrows typed extensions of it without a scan.
+at query time; a session whose activity moved it (an append) is removed from its built place
+and added again with its new record. The structure is rebuilt once the overlay grows. A needle
+whose full match list is known (an earlier scan ran to the end) narrows typed extensions of it
+without a scan.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ _CACHE_SIZE = 16
 
 
 def sort_key(record: SessionRecord) -> tuple[int, str]:
-    """The `list_sessions` order: createdAt descending, then id ascending."""
-    return (-record.created_at, record.id)
+    """The `list_sessions` order: last activity descending, then id ascending."""
+    return (-record.last_activity, record.id)
 
 
 def rank_of(cwd: str | None, target_cwd: str | None) -> int:
@@ -111,8 +113,8 @@ class _Group:
 class CandidateIndex:
     """Ranked substring search over (record, label) entries given in `list_sessions` order.
 
-    Entries are kept as parallel columns (id, createdAt, cwd, label); a `SessionRecord` is only
-    made for an entry a search returns.
+    Entries are kept as parallel columns (id, createdAt, cwd, label, updatedAt); a `SessionRecord`
+    is only made for an entry a search returns.
     """
 
     def __init__(self, entries: Sequence[Entry]) -> None:
@@ -121,20 +123,34 @@ class CandidateIndex:
             [record.created_at for record, _ in entries],
             [record.cwd for record, _ in entries],
             [label for _, label in entries],
+            [record.updated_at for record, _ in entries],
         )
         self._records = [record for record, _ in entries]
 
     @classmethod
     def from_columns(
-        cls, ids: list[str], created: list[int], cwds: list[str | None], labels: list[str]
+        cls,
+        ids: list[str],
+        created: list[int],
+        cwds: list[str | None],
+        labels: list[str],
+        updated: list[int | None] | None = None,
     ) -> CandidateIndex:
         """The index over entries given column by column (equal lengths, `list_sessions` order)."""
         index = cls.__new__(cls)
-        index._build(ids, created, cwds, labels)
+        index._build(ids, created, cwds, labels, updated if updated is not None else [None] * len(ids))
         return index
 
-    def _build(self, ids: list[str], created: list[int], cwds: list[str | None], labels: list[str]) -> None:
+    def _build(
+        self,
+        ids: list[str],
+        created: list[int],
+        cwds: list[str | None],
+        labels: list[str],
+        updated: list[int | None],
+    ) -> None:
         self._id_column, self._created, self._cwds, self._label_column = ids, created, cwds, labels
+        self._updated = updated
         self._records: list[SessionRecord | None] = [None] * len(ids)
         self._position_index: dict[str, int] | None = None
         by_cwd: dict[str, list[int]] = {}
@@ -171,7 +187,12 @@ class CandidateIndex:
     def _record(self, position: int) -> SessionRecord:
         record = self._records[position]
         if record is None:
-            record = SessionRecord(self._id_column[position], self._created[position], self._cwds[position])
+            record = SessionRecord(
+                self._id_column[position],
+                self._created[position],
+                self._cwds[position],
+                self._updated[position],
+            )
             self._records[position] = record
         return record
 
@@ -193,11 +214,15 @@ class CandidateIndex:
             self._relabelled[position] = label
 
     def add(self, entry: Entry) -> None:
-        """Add a session (not yet in the built entries) without a rebuild."""
+        """Add a session, or put one whose record changed (it moved) at its new place, without a rebuild."""
         self._complete.clear()
-        self._removed.discard(entry[0].id)
-        if entry[0].id not in self._position_of:
-            self._added[entry[0].id] = entry
+        session_id = entry[0].id
+        position = self._position_of.get(session_id)
+        if position is not None:
+            # Its built place is hidden for good; a label given meanwhile travels with the entry.
+            self._removed.add(session_id)
+            self._relabelled.pop(position, None)
+        self._added[session_id] = entry
 
     def remove(self, session_id: str) -> None:
         """Drop a session without a rebuild."""

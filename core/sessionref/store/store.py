@@ -1,8 +1,11 @@
 """`SessionStore`: the embedded session store (DSH-compatible logs plus a SQLite discovery index).
 
-Writes go to plain `session.jsonl` logs, one flush+fsync per batch. DSH `.zstd` logs are read
-only. Discovery (`list_sessions`, `read_titles`, `search_candidates`) is answered from the
-index and never reads a log; `read_surface` reads and folds one log.
+Writes go to plain `session.jsonl` logs of sessions sessionref created, under a per-session OS
+lock shared by every sessionref process, one `fsync` per batch (see `writer`). DSH `.zstd` logs
+and sessions created by other programs are only read (unless `write_foreign=True`). Discovery
+(`list_sessions`, `read_titles`, `search_candidates`) is answered from the index and never reads
+a log; `read_surface` reads and folds one log. No read ever writes: not a log, not a side file
+(only the discovery index, which is ours).
 """
 
 from __future__ import annotations
@@ -19,36 +22,27 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.query import SessionRecord, SurfaceSnapshot
-from sessionref.store.catalog import Catalog, Progress, Walk
+from sessionref.store.access import SurfaceReport, fold_report, read_report, write_target
+from sessionref.store.catalog import Catalog, Progress
 from sessionref.store.errors import (
     STORE_CLOSED,
     STORE_INVALID_EVENT,
     STORE_INVALID_ID,
-    STORE_INVALID_LOG,
     STORE_INVALID_TITLE,
     STORE_NOTHING_TO_COMPACT,
     STORE_READ_ONLY,
     STORE_SESSION_EXISTS,
     STORE_SESSION_NOT_FOUND,
     STORE_UNREADABLE,
+    STORE_UNSAFE_PATH,
     StoreError,
 )
-from sessionref.store.events import build_events
-from sessionref.store.fold import fold_surface
 from sessionref.store.index import DiscoveryIndex, index_path_for
-from sessionref.store.layout import LOG_NAME, session_dir
-from sessionref.store.logfile import (
-    TORN_SUFFIX,
-    append_lines,
-    create_log,
-    encode_line,
-    is_compressed,
-    parse_log,
-    read_log_bytes,
-    repair_torn_tail,
-)
+from sessionref.store.layout import LOG_NAME, encode_session_segment, project_key
+from sessionref.store.logfile import LogReport, is_header
 from sessionref.store.scan import MAX_SAFE_INTEGER, LogState, scan_log
 from sessionref.store.titles import normalize_title
+from sessionref.store.writer import LogTarget, append_events, create_session_files, delete_session_files
 
 log = logging.getLogger("sessionref.store")
 
@@ -67,18 +61,28 @@ def default_store_root() -> Path:
 
 
 def open_store(
-    root: str | Path, *, progress: Progress | None = None, catch_up: bool = True
+    root: str | Path,
+    *,
+    progress: Progress | None = None,
+    catch_up: bool = True,
+    write_foreign: bool = False,
 ) -> SessionStore:
     """Open (creating if needed) the store at `root`; `progress(done, total)` reports first-time indexing.
 
     With `catch_up=False` and an existing index, discovery is served from the index at once and
-    the walk over the logs is left to `refresh()` (see `SessionStore.caught_up`).
+    the walk over the logs is left to `refresh()` (see `SessionStore.caught_up`). With
+    `write_foreign=True` sessions another program created may be appended to (off by default:
+    they are read-only; `[store] write_foreign_sessions` in the settings).
     """
-    return SessionStore(Path(root), progress=progress, catch_up=catch_up)
+    return SessionStore(Path(root), progress=progress, catch_up=catch_up, write_foreign=write_foreign)
 
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _io_error(what: str, error: OSError) -> StoreError:
+    return StoreError(STORE_UNREADABLE, f"cannot {what}: {error.strerror or error}")
 
 
 class SessionStore:
@@ -86,20 +90,30 @@ class SessionStore:
 
     Opened with `catch_up=False`, the store starts from its discovery index without walking the
     logs. Until `refresh()` has run (`caught_up`), what was written by others while it was closed
-    is caught up only where it matters for correctness: `read_log`/`read_surface` always read the
-    log itself and every write rescans its log first. Titles, new sessions and removed sessions
-    written by others show up in discovery once `refresh()` completes.
+    is caught up only where it matters for correctness: reads always read the log itself and
+    every write reads the log's tail under the session lock. Titles, new sessions and removed
+    sessions written by others show up in discovery once `refresh()` completes.
     """
 
-    def __init__(self, root: Path, *, progress: Progress | None = None, catch_up: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        progress: Progress | None = None,
+        catch_up: bool = True,
+        write_foreign: bool = False,
+    ) -> None:
         self.root = root.expanduser().absolute()
+        self.write_foreign = write_foreign
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StoreError(STORE_UNREADABLE, f"cannot open the store at {self.root}: {error}") from error
         if not self.root.is_dir():
             raise StoreError(STORE_UNREADABLE, f"the store root {self.root} is not a directory")
-        self._lock = threading.RLock()
+        self._root_text = os.fspath(self.root)
+        self._lock = threading.RLock()  # the catalogue and index
+        self._write_lock = threading.RLock()  # this process's writers, one at a time (never readers)
         self._listeners: list[Listener] = []
         self._closed = False
         self._index = DiscoveryIndex(index_path_for(self.root))
@@ -114,7 +128,8 @@ class SessionStore:
                 except BaseException:  # e.g. raised by `progress` to stop: nothing was written
                     self._index.close()
                     raise
-                self._catch_up(walk)
+                self._catalog.apply_walk(walk)
+                self.caught_up = True
             self._catalog.candidates()  # built now so the first keystroke does not pay for it
 
     # -- internals -----------------------------------------------------------------------------
@@ -123,49 +138,23 @@ class SessionStore:
         if self._closed:
             raise StoreError(STORE_CLOSED, "the session store is closed")
 
-    def _path(self, state: LogState) -> Path:
-        return self.root / state.path
-
-    def _repair(self, state: LogState) -> LogState | None:
-        path = self._path(state)
-        if is_compressed(path) or not os.access(path, os.W_OK):
-            return state
-        try:
-            moved = repair_torn_tail(path)
-        except OSError as error:
-            log.warning("cannot repair the torn tail of %s: %s", path, error)
-            return state
-        if moved:
-            log.warning(
-                "moved a torn final line of %s (%d bytes) to %s", path, len(moved), path.name + TORN_SUFFIX
-            )
-        return self._catalog.rescan(state)
-
-    def _writable_state(self, session_id: str) -> LogState:
-        state = self._catalog.require(session_id)
-        if is_compressed(self._path(state)):
-            raise StoreError(STORE_READ_ONLY, f'session "{session_id}" is a read-only DSH log')
-        current = self._catalog.rescan(state)
-        if current is None:
-            raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found')
-        # Always make sure the log ends with a newline before appending (cheap when it does).
-        current = self._repair(current)
-        if current is None or current.torn:
-            raise StoreError(STORE_UNREADABLE, f'the log of session "{session_id}" cannot be repaired')
-        return current
-
-    def _read(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _state(self, session_id: str) -> LogState:
         with self._lock:
             self._check_open()
-            path = self._path(self._catalog.require(session_id))
-        try:
-            data = read_log_bytes(path)
-        except FileNotFoundError:
-            raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found') from None
-        header, events = parse_log(data)
-        if header.get("id") != session_id:
-            raise StoreError(STORE_INVALID_LOG, f'the log of session "{session_id}" carries another id')
-        return header, events
+            return self._catalog.require(session_id)
+
+    def _target(self, session_id: str) -> tuple[LogState, LogTarget]:
+        state = self._state(session_id)
+        target = write_target(self._root_text, state.path, session_id, write_foreign=self.write_foreign)
+        return state, target
+
+    def _report(self, session_id: str) -> LogReport:
+        return read_report(self._root_text, self._state(session_id).path, session_id)
+
+    def _caught_up_after_write(self, state: LogState) -> None:
+        with self._lock:
+            if not self._closed:
+                self._catalog.rescan(state)
 
     def _notify(self, session_id: str, events: list[dict[str, Any]]) -> None:
         for listener in list(self._listeners):
@@ -179,7 +168,10 @@ class SessionStore:
     def create_session(
         self, *, cwd: str | None, session_id: str | None = None, created_at: int | None = None
     ) -> SessionRecord:
-        """Create a session and durably write its header line (STORE_SESSION_EXISTS if the id is taken)."""
+        """Create a session and durably write its header line (STORE_SESSION_EXISTS if the id is taken).
+
+        The session's folder also gets sessionref's lock file, which marks it as ours (writable).
+        """
         session_id = str(uuid.uuid4()) if session_id is None else session_id
         if not isinstance(session_id, str) or not session_id:
             raise StoreError(STORE_INVALID_ID, "a session id must be a non-empty string")
@@ -198,6 +190,9 @@ class SessionStore:
             or not 0 <= created_at <= MAX_SAFE_INTEGER
         ):
             raise StoreError(STORE_INVALID_EVENT, "createdAt must be non-negative epoch milliseconds")
+        folders = (project_key(cwd), encode_session_segment(session_id))
+        if folders[1].startswith("."):
+            raise StoreError(STORE_INVALID_ID, "a session id must not start with a dot (a hidden folder)")
         header: dict[str, Any] = {
             "type": "session",
             "version": SESSION_FORMAT_VERSION,
@@ -207,47 +202,55 @@ class SessionStore:
         if cwd is not None:
             header["cwd"] = cwd
         header["delegationDepth"] = 0
-        with self._lock:
-            self._check_open()
-            if session_id in self._catalog.by_id:
-                raise StoreError(STORE_SESSION_EXISTS, f'session "{session_id}" already exists')
-            folder = session_dir(self.root, session_id, cwd)
-            path = folder / LOG_NAME
+        with self._write_lock:
+            with self._lock:
+                self._check_open()
+                if session_id in self._catalog.by_id:
+                    raise StoreError(STORE_SESSION_EXISTS, f'session "{session_id}" already exists')
             try:
-                create_log(path, header)
-            except FileExistsError:
-                raise StoreError(STORE_SESSION_EXISTS, f'session "{session_id}" already exists') from None
+                create_session_files(self._root_text, folders, header)
             except OSError as error:
-                raise StoreError(STORE_UNREADABLE, f"cannot write the session log: {error}") from error
-            state = scan_log(self.root, path.relative_to(self.root).as_posix(), None)
-            if state is None or state.problem is not None:
-                raise StoreError(STORE_UNREADABLE, "the new session log cannot be read back")
-            self._catalog.add(state)
-        return SessionRecord(session_id, created_at, cwd)
+                raise _io_error("write the session log", error) from error
+            with self._lock:
+                self._check_open()
+                state = scan_log(self.root, f"{folders[0]}/{folders[1]}/{LOG_NAME}", None)
+                if state is None or state.problem is not None:
+                    raise StoreError(STORE_UNREADABLE, "the new session log cannot be read back")
+                self._catalog.add(state)
+        return SessionRecord(session_id, created_at, cwd, created_at)
 
-    def append(self, session_id: str, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Append events with contiguous seqs and the current time, durably (one fsync); returns them."""
-        with self._lock:
-            self._check_open()
-            state = self._writable_state(session_id)
-            next_seq = 0 if state.last_seq is None else state.last_seq + 1
-            written = build_events(events, first_seq=next_seq, time_ms=_now_ms())
-            if not written:
-                return []
-            if any(isinstance(event.get("surfaceOp"), dict) for event in written):
-                header, existing = self._read(session_id)
-                fold_surface(header, [*existing, *written])
-            lines = [encode_line(event) for event in written]
+    def append(
+        self, session_id: str, events: Sequence[dict[str, Any]], *, time_ms: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Append events durably (one fsync) with the next seqs of the log's real tail; returns them.
+
+        Serialised with every other sessionref writer of this session, in any process. Events are
+        stamped with `time_ms` (default: now; seeding and imports give their own).
+        `STORE_READ_ONLY` for a session this store may not write, `STORE_LOG_BUSY` while another
+        program is writing it, `STORE_INVALID_EVENT` for a bad event (nothing is written then).
+        """
+        stamp = _now_ms() if time_ms is None else time_ms
+        if isinstance(stamp, bool) or not isinstance(stamp, int) or not 0 <= stamp <= MAX_SAFE_INTEGER:
+            raise StoreError(STORE_INVALID_EVENT, "an event time must be non-negative epoch milliseconds")
+        with self._write_lock:
+            state, target = self._target(session_id)
             try:
-                append_lines(self._path(state), lines)
+                written = append_events(target, session_id, events, time_ms=stamp)
+            except FileNotFoundError:
+                raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found') from None
             except OSError as error:
-                raise StoreError(STORE_UNREADABLE, f"cannot append to the session log: {error}") from error
-            self._catalog.rescan(state)
-        self._notify(session_id, written)
+                raise _io_error("append to the session log", error) from error
+            if written:
+                self._caught_up_after_write(state)
+        if written:
+            self._notify(session_id, written)
         return written
 
-    def rename(self, session_id: str, title: str) -> None:
-        """Record a user rename as a `session/title` event (source `{"kind": "user"}`)."""
+    def rename(self, session_id: str, title: str, *, time_ms: int | None = None) -> None:
+        """Record a user rename as a `session/title` event (source `{"kind": "user"}`).
+
+        `time_ms` stamps it as in `append`.
+        """
         normalized = normalize_title(title)
         if normalized is None:
             raise StoreError(STORE_INVALID_TITLE, "the title is empty once control characters are removed")
@@ -259,17 +262,22 @@ class SessionStore:
                     "data": {"title": normalized, "messageSeqs": [], "source": {"kind": "user"}},
                 }
             ],
+            time_ms=time_ms,
         )
 
     def write_compaction(
-        self, session_id: str, summary: str, *, compaction_id: str | None = None
+        self,
+        session_id: str,
+        summary: str,
+        *,
+        compaction_id: str | None = None,
+        time_ms: int | None = None,
     ) -> dict[str, Any]:
         """Replace the whole current surface with one checkpoint user message; returns that event."""
         if not isinstance(summary, str) or not summary.strip():
             raise StoreError(STORE_INVALID_EVENT, "a compaction summary must be non-empty text")
-        with self._lock:
-            header, events = self._read(session_id)
-            surface = fold_surface(header, events)["events"]
+        with self._write_lock:
+            surface = fold_report(self._report(session_id)).snapshot["events"]
             if not surface:
                 raise StoreError(STORE_NOTHING_TO_COMPACT, f'session "{session_id}" has nothing to compact')
             seqs = [event["seq"] for event in surface]
@@ -289,27 +297,20 @@ class SessionStore:
                 "sourceEventSeqs": seqs,
                 "surfaceOp": {"op": "replace", "start": seqs[0], "end": seqs[-1]},
             }
-            return self.append(session_id, [checkpoint])[0]
+            return self.append(session_id, [checkpoint], time_ms=time_ms)[0]
 
     def delete_session(self, session_id: str) -> None:
-        """Delete a session written by this store (its log and side files); DSH .zstd logs are refused."""
-        with self._lock:
-            self._check_open()
-            state = self._catalog.require(session_id)
-            path = self._path(state)
-            if is_compressed(path):
-                raise StoreError(STORE_READ_ONLY, f'session "{session_id}" is a read-only DSH log')
+        """Delete a session (its log, side files and lock file); read-only sessions are refused."""
+        with self._write_lock:
+            state, target = self._target(session_id)
             try:
-                for candidate in (path, path.with_name(path.name + TORN_SUFFIX)):
-                    candidate.unlink(missing_ok=True)
-                for folder in (path.parent, path.parent.parent):
-                    try:
-                        folder.rmdir()
-                    except OSError:
-                        break
+                delete_session_files(target)
+            except FileNotFoundError:
+                raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found') from None
             except OSError as error:
-                raise StoreError(STORE_UNREADABLE, f"cannot delete the session log: {error}") from error
-            self._catalog.remove(state)
+                raise _io_error("delete the session log", error) from error
+            with self._lock:
+                self._catalog.remove(state)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener(session_id, new_events)` after every successful append; returns an unsubscriber."""
@@ -324,40 +325,57 @@ class SessionStore:
     # -- reading -------------------------------------------------------------------------------
 
     def read_log(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Header and raw events (packed chunk rows expanded); STORE_INVALID_LOG for a bad line."""
-        return self._read(session_id)
+        """Header and readable events (packed chunk rows expanded; unreadable lines skipped)."""
+        report = self._report(session_id)
+        return report.header, report.events
+
+    def read_log_report(self, session_id: str) -> LogReport:
+        """Header, readable events and the line numbers of skipped unreadable lines (`LogReport`)."""
+        return self._report(session_id)
 
     def header(self, session_id: str) -> dict[str, Any]:
-        """The header line of a session, from the index."""
-        with self._lock:
-            self._check_open()
-            state = self._catalog.require(session_id)
-            return json.loads(state.header_json or "{}")
+        """The header line of a session, from the index (from the log if the index row is unusable)."""
+        state = self._state(session_id)
+        try:
+            header = json.loads(state.header_json or "")
+        except (ValueError, RecursionError):
+            header = None
+        if not is_header(header) or header.get("id") != session_id:
+            return self._report(session_id).header
+        return header
 
     def record(self, session_id: str) -> SessionRecord:
-        """Discovery metadata of one session."""
-        with self._lock:
-            self._check_open()
-            state = self._catalog.require(session_id)
-            return SessionRecord(session_id, state.created_at, state.cwd)
+        """Discovery metadata of one session (`updated_at`: its last activity)."""
+        state = self._state(session_id)
+        return SessionRecord(session_id, state.created_at, state.cwd, state.updated_at)
 
     def title(self, session_id: str) -> str | None:
         """The current title (latest `session/title`, else the fallback title) from the index."""
-        with self._lock:
-            self._check_open()
-            return self._catalog.require(session_id).label_title
+        return self._state(session_id).label_title
+
+    def write_refusal(self, session_id: str) -> StoreError | None:
+        """Why an append to this session would be refused (`STORE_READ_ONLY`, `STORE_UNSAFE_PATH`), or None.
+
+        An unknown id still raises `STORE_SESSION_NOT_FOUND`.
+        """
+        try:
+            self._target(session_id)
+        except StoreError as error:
+            if error.code not in (STORE_READ_ONLY, STORE_UNSAFE_PATH):
+                raise
+            return error
+        return None
 
     def is_writable(self, session_id: str) -> bool:
-        """Whether appends are possible (False for DSH .zstd logs and read-only files)."""
-        with self._lock:
-            path = self._path(self._catalog.require(session_id))
-        return not is_compressed(path) and os.access(path, os.W_OK)
+        """Whether appends are allowed (False for .zstd logs, other programs' sessions, read-only files)."""
+        return self.write_refusal(session_id) is None
 
     def refresh(self, progress: Progress | None = None) -> None:
         """Catch the index up with logs created, grown or removed outside this store object.
 
         The walk over the files runs without the store lock (other calls are served meanwhile);
         only applying its result takes the lock. `progress` reports logs seen for the first time.
+        Nothing but the index is written.
         """
         with self._lock:
             self._check_open()
@@ -365,12 +383,8 @@ class SessionStore:
         walk = self._catalog.walk(known, progress)
         with self._lock:
             self._check_open()
-            self._catch_up(walk)
-
-    def _catch_up(self, walk: Walk) -> None:
-        for state in self._catalog.apply_walk(walk):
-            self._repair(state)
-        self.caught_up = True
+            self._catalog.apply_walk(walk)
+            self.caught_up = True
 
     def close(self) -> None:
         """Release the index; further calls raise STORE_CLOSED (idempotent)."""
@@ -382,15 +396,19 @@ class SessionStore:
     # -- SessionQuery / CandidateSearch ----------------------------------------------------------
 
     async def list_sessions(self) -> Sequence[SessionRecord]:
-        """All sessions newest first (createdAt descending, ties by id ascending)."""
+        """All sessions, most recent activity first (time of the newest event), ties by id ascending."""
         with self._lock:
             self._check_open()
             return list(self._catalog.records())
 
     async def read_surface(self, session_id: str) -> SurfaceSnapshot:
         """The folded surface of a session; StoreError with a stable code when it cannot be read."""
+        return (await self.read_surface_report(session_id)).snapshot
+
+    async def read_surface_report(self, session_id: str) -> SurfaceReport:
+        """The folded surface and the log lines that were skipped as unreadable."""
         # Reading and folding are both proportional to the log: neither runs on the event loop.
-        return await asyncio.to_thread(lambda: fold_surface(*self._read(session_id)))
+        return await asyncio.to_thread(lambda: fold_report(self._report(session_id)))
 
     async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
         """Titles by id from the index (unknown ids map to None); never reads a log."""

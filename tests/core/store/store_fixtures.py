@@ -7,8 +7,15 @@ from pathlib import Path
 
 import zstandard
 from sessionref.store import encode_session_segment, project_key
+from sessionref.store.locking import LOCK_FILE_NAME
 
 DSH_LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "dsh-logs"
+
+
+def mark_as_ours(log: Path) -> Path:
+    """Give a hand-written log's folder the lock file `create_session` makes: the session is then ours."""
+    (log.parent / LOCK_FILE_NAME).write_bytes(b"")
+    return log
 
 
 def write_zstd_frames(path: Path, data: bytes, frames: int = 3) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sessionref.store import StoreError, open_store
 from sessionref.store import catalog as catalog_module
+from store_fixtures import mark_as_ours
 from test_index import header, title_event, write_log
 
 GUARD = 10.0
@@ -30,7 +31,8 @@ async def test_reopen_serves_the_index_and_refresh_catches_up(tmp_path: Path) ->
     removed.unlink()
     write_log(tmp_path, "--w--/s3", header("s3", created_at=3), [title_event(0, "appeared")])
 
-    store = open_store(tmp_path, catch_up=False)
+    # The logs were written by "another program": writing them needs the opt-in.
+    store = open_store(tmp_path, catch_up=False, write_foreign=True)
     assert not store.caught_up
     # Discovery lags until the refresh: the index as it was when the store was closed.
     assert [record.id for record in await store.list_sessions()] == ["s2", "s1"]
@@ -44,7 +46,8 @@ async def test_reopen_serves_the_index_and_refresh_catches_up(tmp_path: Path) ->
 
     store.refresh()
     assert store.caught_up
-    assert [record.id for record in await store.list_sessions()] == ["s3", "s1"]
+    # Most recent activity first: s1 was just appended to, s3's last event is at time 1.
+    assert [record.id for record in await store.list_sessions()] == ["s1", "s3"]
     assert await store.read_titles(["s1", "s2", "s3"]) == {"s1": "new", "s2": None, "s3": "appeared"}
     found = await store.search_candidates(exclude_id="x", target_cwd="/w", needle="appea", limit=5)
     assert [record.id for record, _ in found] == ["s3"]
@@ -74,25 +77,30 @@ async def test_default_open_is_caught_up(tmp_path: Path) -> None:
     store.close()
 
 
-async def test_refresh_reports_new_logs_and_repairs_a_torn_tail(tmp_path: Path) -> None:
+async def test_refresh_reports_new_logs_and_leaves_an_incomplete_line_alone(tmp_path: Path) -> None:
     write_log(tmp_path, "--w--/s1", header("s1"))
     open_store(tmp_path).close()
     start = {"type": "turn/start", "seq": 0, "time": 1, "data": {}}
-    torn = write_log(tmp_path, "--w--/s2", header("s2"), [start])
+    torn = mark_as_ours(write_log(tmp_path, "--w--/s2", header("s2"), [start]))
     with open(torn, "ab") as file:
         file.write(b'{"type":"turn/e')
+    before = torn.read_bytes()
     store = open_store(tmp_path, catch_up=False)
     calls: list[tuple[int, int]] = []
     store.refresh(progress=lambda done, total: calls.append((done, total)))
     assert calls == [(1, 1)]
-    assert (torn.parent / "session.jsonl.torn").read_bytes().startswith(b'{"type":"turn/e')
+    # A reader never writes: the line may still be being written.
+    assert torn.read_bytes() == before
+    assert not (torn.parent / "session.jsonl.torn").exists()
+    # Our own writer, under the session lock, knows nobody else is writing: it moves the fragment aside.
     assert store.append("s2", [{"type": "turn/end", "data": {}}])[0]["seq"] == 1
+    assert (torn.parent / "session.jsonl.torn").read_bytes() == b'{"type":"turn/e\n'
     store.close()
 
 
 async def test_the_walk_does_not_hold_the_store_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = write_log(tmp_path, "--w--/a", header("a", created_at=1), [title_event(0, "A")])
-    write_log(tmp_path, "--w--/b", header("b", created_at=2), [title_event(0, "B")])
+    path = mark_as_ours(write_log(tmp_path, "--w--/a", header("a", created_at=1), [title_event(0, "A")]))
+    write_log(tmp_path, "--w--/b", header("b", created_at=2), [title_event(0, "B", time=2)])
     store = open_store(tmp_path, catch_up=False)
     walking, proceed = threading.Event(), threading.Event()
     real_scan = catalog_module.scan_log

@@ -52,19 +52,25 @@ async def test_every_dsh_log_lists_with_its_title(dsh_root: tuple[Path, str]) ->
 async def test_every_dsh_log_folds_and_projects(dsh_root: tuple[Path, str]) -> None:
     root, _cwd = dsh_root
     store = open_store(root)
-    writable = 0
     compaction_seen = False
     for record in await store.list_sessions():
         snapshot = await store.read_surface(record.id)
-        _header, raw = store.read_log(record.id)
+        report = store.read_log_report(record.id)
+        assert report.skipped_lines == (), record.id
+        raw = report.events
         assert snapshot["capturedThroughSeq"] == (raw[-1]["seq"] if raw else None)
         assert all(event["type"] != "assistant/chunk" for event in snapshot["events"])
         project_session_conversation(snapshot)
-        writable += store.is_writable(record.id)
+        # DSH created them all: read-only.
+        assert not store.is_writable(record.id)
         compaction_seen |= any(isinstance(event.get("surfaceOp"), dict) for event in snapshot["events"])
     assert compaction_seen
-    assert 0 < writable < 121
     store.close()
+    # With the opt-in, the plain logs are writable and the compressed ones still are not.
+    opted_in = open_store(root, write_foreign=True)
+    writable = [opted_in.is_writable(record.id) for record in await opted_in.list_sessions()]
+    assert 0 < sum(writable) < len(writable) == 121
+    opted_in.close()
 
 
 def test_packed_rows_expand_to_contiguous_seqs() -> None:

@@ -12,7 +12,7 @@ from sessionref.store import StoreError, open_store
 from sessionref.store import catalog as catalog_module
 from sessionref.store import scan as scan_module
 from sessionref.store.index import INDEX_FILE_NAME
-from store_fixtures import write_zstd_frames
+from store_fixtures import mark_as_ours, write_zstd_frames
 
 
 def write_log(
@@ -32,34 +32,32 @@ def header(session_id: str, created_at: Any = 1, cwd: str | None = "/w") -> dict
     return value
 
 
-def title_event(seq: int, title: str) -> dict[str, Any]:
-    return {"type": "session/title", "seq": seq, "time": 1, "data": {"title": title, "messageSeqs": []}}
+def title_event(seq: int, title: str, time: int = 1) -> dict[str, Any]:
+    return {"type": "session/title", "seq": seq, "time": time, "data": {"title": title, "messageSeqs": []}}
 
 
-async def test_growth_outside_the_store_is_caught_up_incrementally(tmp_path: Path) -> None:
+async def test_growth_outside_the_store_is_caught_up_incrementally(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = write_log(tmp_path, "--w--/s1", header("s1"), [title_event(0, "first")])
-    store = open_store(tmp_path)
+    store = open_store(tmp_path, write_foreign=True)
     assert store.title("s1") == "first"
     offset_before = store._catalog.by_id["s1"].offset
     assert offset_before == path.stat().st_size
     read_from: list[int] = []
-    real_open = open
+    real_lseek = os.lseek
 
-    def tracking_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        handle = real_open(file, mode, *args, **kwargs)
-        if str(file) == str(path) and "b" in mode:
-            real_seek = handle.seek
-            handle.seek = lambda pos, *a: (read_from.append(pos), real_seek(pos, *a))[1]
-        return handle
+    def tracking_lseek(fd: int, position: int, how: int) -> int:
+        read_from.append(position)
+        return real_lseek(fd, position, how)
 
     with open(path, "a") as file:
         file.write(json.dumps(title_event(1, "second")) + "\n")
     write_log(tmp_path, "--w--/s2", header("s2", created_at=7))
-    scan_module.open = tracking_open  # type: ignore[attr-defined]
-    try:
-        store.refresh()
-    finally:
-        del scan_module.open  # type: ignore[attr-defined]
+    monkeypatch.setattr(scan_module.os, "lseek", tracking_lseek)
+    store.refresh()
+    monkeypatch.undo()
+    # The grown log is read from where the index left off; the new one from its start.
     assert read_from == [offset_before]
     assert store.title("s1") == "second"
     assert [record.id for record in await store.list_sessions()] == ["s2", "s1"]
@@ -76,8 +74,9 @@ async def test_discovery_never_reads_a_log(tmp_path: Path, monkeypatch: pytest.M
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a log was read during discovery")
 
-    monkeypatch.setattr(scan_module, "read_log_bytes", forbidden)
+    monkeypatch.setattr(scan_module, "read_log_fd", forbidden)
     monkeypatch.setattr("builtins.open", forbidden)
+    monkeypatch.setattr(os, "open", forbidden)
     assert len(await store.list_sessions()) == 2
     assert await store.read_titles(["s1", "s2"]) == {"s1": "alpha", "s2": None}
     found = await store.search_candidates(exclude_id="x", target_cwd="/w", needle="alp", limit=5)
@@ -144,13 +143,15 @@ async def test_faults_keep_discovery_working(tmp_path: Path, caplog: pytest.LogC
     bad_zstd.write_bytes(b"not zstd")
     write_log(tmp_path, "--w--/bad-cwd", {**header("bad-cwd", created_at=3), "cwd": 42})
     with caplog.at_level(logging.WARNING, logger="sessionref.store"):
-        store = open_store(tmp_path)
+        store = open_store(tmp_path, write_foreign=True)
     records = {record.id: record for record in await store.list_sessions()}
+    # Most recent activity first: bad-cwd has no events (its createdAt, 3); good and bad-middle
+    # were last active at time 1.
     assert [record.id for record in await store.list_sessions()] == [
         "future",
-        "good",
-        "bad-middle",
         "bad-cwd",
+        "bad-middle",
+        "good",
         "negative",
         "text-time",
     ]
@@ -160,9 +161,10 @@ async def test_faults_keep_discovery_working(tmp_path: Path, caplog: pytest.LogC
     messages = "\n".join(caplog.messages)
     for fragment in ("garbage", "no-id", "bad-zstd", "negative", "yesterday"):
         assert fragment in messages
-    with pytest.raises(StoreError) as caught:
-        await store.read_surface("bad-middle")
-    assert caught.value.code == "STORE_INVALID_LOG"
+    # One bad line does not hide the session: the readable events, and the line that was skipped.
+    assert store.read_log_report("bad-middle").skipped_lines == (3,)
+    assert [event["seq"] for event in store.read_log("bad-middle")[1]] == [0, 2]
+    assert (await store.read_surface("bad-middle"))["capturedThroughSeq"] == 2
     assert (await store.read_surface("negative"))["session"]["createdAt"] == -10
     store.append("bad-middle", [{"type": "turn/start", "data": {}}])
     assert b"{broken" in (tmp_path / "--w--" / "bad-middle" / "session.jsonl").read_bytes()
@@ -191,10 +193,10 @@ async def test_unreadable_file_gives_a_stable_code(tmp_path: Path, monkeypatch: 
     store = open_store(tmp_path)
     from sessionref.store import logfile
 
-    def denied(self: Path) -> bytes:
+    def denied(fd: int) -> bytes:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(logfile.Path, "read_bytes", denied)
+    monkeypatch.setattr(logfile, "read_fd", denied)
     with pytest.raises(StoreError) as caught:
         await store.read_surface("s1")
     assert caught.value.code == "STORE_UNREADABLE"
@@ -220,25 +222,31 @@ async def test_duplicate_ids_keep_the_canonical_folder(
     store.close()
 
 
-async def test_torn_tail_is_repaired_on_open_without_losing_events(tmp_path: Path) -> None:
-    path = write_log(
-        tmp_path,
-        "_no-cwd/s1",
-        header("s1", cwd=None),
-        [{"type": "turn/start", "seq": 0, "time": 1, "data": {}}],
+async def test_torn_tail_of_our_log_is_moved_aside_by_the_next_append_not_by_open(tmp_path: Path) -> None:
+    path = mark_as_ours(
+        write_log(
+            tmp_path,
+            "_no-cwd/s1",
+            header("s1", cwd=None),
+            [{"type": "turn/start", "seq": 0, "time": 1, "data": {}}],
+        )
     )
     with open(path, "ab") as file:
         file.write(b'{"type":"turn/end","seq":1,"time":1,"da')
+    before = path.read_bytes()
     store = open_store(tmp_path)
-    assert (tmp_path / "_no-cwd" / "s1" / "session.jsonl.torn").read_bytes().startswith(b'{"type":"turn/end"')
+    store.refresh()
+    assert path.read_bytes() == before
+    assert not (tmp_path / "_no-cwd" / "s1" / "session.jsonl.torn").exists()
     written = store.append("s1", [{"type": "turn/end", "data": {}}])
+    assert (tmp_path / "_no-cwd" / "s1" / "session.jsonl.torn").read_bytes().startswith(b'{"type":"turn/end"')
     assert written[0]["seq"] == 1
     assert [event["seq"] for event in store.read_log("s1")[1]] == [0, 1]
     store.close()
 
 
 async def test_append_after_unterminated_complete_line_adds_the_newline(tmp_path: Path) -> None:
-    path = write_log(tmp_path, "_no-cwd/s1", header("s1", cwd=None))
+    path = mark_as_ours(write_log(tmp_path, "_no-cwd/s1", header("s1", cwd=None)))
     store = open_store(tmp_path)
     with open(path, "a") as file:
         file.write(json.dumps({"type": "turn/start", "seq": 0, "time": 1, "data": {}}))

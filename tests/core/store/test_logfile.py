@@ -6,13 +6,11 @@ from pathlib import Path
 import pytest
 from sessionref.store import StoreError
 from sessionref.store.logfile import (
-    append_lines,
-    create_log,
     encode_line,
     expand_packed_row,
     parse_log,
+    parse_log_report,
     read_log_bytes,
-    repair_torn_tail,
 )
 from store_fixtures import write_zstd_frames
 
@@ -23,18 +21,6 @@ def _event(seq: int) -> dict:
     return {"type": "turn/start", "seq": seq, "time": 10 + seq, "data": {"turn": seq}}
 
 
-def test_create_then_append_round_trips(tmp_path: Path) -> None:
-    path = tmp_path / "p" / "s1" / "session.jsonl"
-    create_log(path, HEADER)
-    size = append_lines(path, [encode_line(_event(0)), encode_line(_event(1))])
-    assert size == path.stat().st_size
-    header, events = parse_log(path.read_bytes())
-    assert header == HEADER
-    assert [event["seq"] for event in events] == [0, 1]
-    with pytest.raises(FileExistsError):
-        create_log(path, HEADER)
-
-
 def test_encode_line_keeps_key_order_and_escapes_lone_surrogates() -> None:
     line = encode_line({"type": "x", "seq": 0, "data": {"text": "é"}})
     assert line == '{"type":"x","seq":0,"data":{"text":"é"}}\n'.encode()
@@ -42,39 +28,49 @@ def test_encode_line_keeps_key_order_and_escapes_lone_surrogates() -> None:
     assert json.loads(lone)["text"] == "a\ud800b"
 
 
-def test_torn_tail_is_moved_aside_and_earlier_events_kept(tmp_path: Path) -> None:
-    path = tmp_path / "session.jsonl"
-    create_log(path, HEADER)
-    append_lines(path, [encode_line(_event(0))])
-    with open(path, "ab") as file:
-        file.write(b'{"type":"turn/end","seq":1,"ti')
-    _header, events = parse_log(path.read_bytes())
-    assert [event["seq"] for event in events] == [0]
-    moved = repair_torn_tail(path)
-    assert moved == b'{"type":"turn/end","seq":1,"ti'
-    assert path.read_bytes().endswith(b"\n")
-    assert (tmp_path / "session.jsonl.torn").read_bytes() == moved + b"\n"
-    assert [event["seq"] for event in parse_log(path.read_bytes())[1]] == [0]
-    assert repair_torn_tail(path) == b""
+def _log(*lines: bytes) -> bytes:
+    return b"\n".join([json.dumps(HEADER).encode(), *lines])
 
 
-def test_complete_final_line_without_newline_is_kept(tmp_path: Path) -> None:
-    path = tmp_path / "session.jsonl"
-    create_log(path, HEADER)
-    with open(path, "ab") as file:
-        file.write(json.dumps(_event(0)).encode())
-    assert [event["seq"] for event in parse_log(path.read_bytes())[1]] == [0]
-    assert repair_torn_tail(path) == b""
-    assert path.read_bytes().endswith(b"}\n")
-    assert not (tmp_path / "session.jsonl.torn").exists()
+def test_an_incomplete_last_line_is_not_there_yet() -> None:
+    data = _log(json.dumps(_event(0)).encode(), b'{"type":"turn/end","seq":1,"ti')
+    report = parse_log_report(data)
+    assert [event["seq"] for event in report.events] == [0]
+    assert report.skipped_lines == ()
 
 
-def test_bad_line_in_the_middle_is_an_invalid_log() -> None:
-    data = b"\n".join([json.dumps(HEADER).encode(), b"{not json", json.dumps(_event(1)).encode(), b""])
-    with pytest.raises(StoreError) as caught:
-        parse_log(data)
-    assert caught.value.code == "STORE_INVALID_LOG"
-    assert "line 2" in caught.value.message
+def test_a_complete_last_line_without_its_newline_is_read() -> None:
+    assert [event["seq"] for event in parse_log(_log(json.dumps(_event(0)).encode()))[1]] == [0]
+
+
+def test_bad_line_in_the_middle_is_skipped_and_reported() -> None:
+    data = _log(b"{not json", json.dumps(_event(1)).encode(), b"")
+    report = parse_log_report(data)
+    assert [event["seq"] for event in report.events] == [1]
+    assert report.skipped_lines == (2,)
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"[1, 2]", "not an object"),
+        (b'{"type":"turn/start","data":{}}', "no seq"),
+        (b'{"type":"turn/start","seq":"3","data":{}}', "seq is text"),
+        (b'{"type":"turn/start","seq":true,"data":{}}', "seq is a boolean"),
+        (b'{"type":"turn/start","seq":0,"data":{}}', "seq does not follow"),
+        (b'{"type":"turn/start","seq":9,"data":{"x":NaN}}', "NaN is not JSON"),
+        (b'{"type":"turn/start","seq":9,"data":' + b"[" * 300 + b"]" * 300 + b"}", "nested too deep"),
+        (b'{"type":"turn/start","seq":9,"data":' + b"[" * 5000 + b"]" * 5000 + b"}", "past json's limit"),
+        (b'{"type":"text-chunks","seq0":9,"time0":1,"data":{"texts":[],"dt":[]}}', "empty packed row"),
+        (b'{"type":"text-chunks","seq0":9,"time0":1,"data":{"texts":["a"],"dt":["x"]}}', "bad deltas"),
+        (b'{"type":"turn/start","seq":9,"data":{},"x":"\xff"}', "invalid UTF-8"),
+    ],
+)
+def test_unreadable_lines_are_skipped_one_by_one(line: bytes, why: str) -> None:
+    data = _log(json.dumps(_event(0)).encode(), line, json.dumps(_event(10)).encode(), b"")
+    report = parse_log_report(data)
+    assert [event["seq"] for event in report.events] == [0, 10], why
+    assert report.skipped_lines == (3,), why
 
 
 @pytest.mark.parametrize("data", [b"", b"\n\n", b'{"type":"turn/start","seq":0}\n', b"[1]\n"])

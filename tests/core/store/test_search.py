@@ -6,9 +6,12 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from sessionref.query import SessionRecord
 from sessionref.store import SessionStore, open_store
+from sessionref.store import store as store_module
 from sessionref.store.search import CandidateIndex
+from store_fixtures import mark_as_ours
 
 CWDS = ["/w/app", "/w/App", "/w/other", "/srv/Σίσυφος", None, "/w/app/sub"]
 WORDS = ["fix", "Parser", "ΣΊΣΥΦΟΣ", "app", "\x00nul", "w/", "-", "idx", "ẞtraße", "İstanbul", "日本", "x"]
@@ -53,7 +56,7 @@ def build_store(root: Path, rng: random.Random, count: int) -> SessionStore:
         if rng.random() < 0.7:
             title = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(1, 4)))
             lines.append(json.dumps({"type": "session/title", "seq": 0, "time": 0, "data": {"title": title}}))
-        (folder / "session.jsonl").write_text("\n".join(lines) + "\n")
+        mark_as_ours(folder / "session.jsonl").write_text("\n".join(lines) + "\n")
     return open_store(root)
 
 
@@ -110,11 +113,19 @@ def test_candidate_index_with_zero_limit_and_empty_entries() -> None:
     assert CandidateIndex([entry]).search(exclude_id="", target_cwd=None, needle="a", limit=0) == []
 
 
-async def test_search_stays_equal_while_the_store_changes(tmp_path: Path) -> None:
-    """Renames, new and deleted sessions go through the overlay; typed prefixes hit the narrowing cache."""
+async def test_search_stays_equal_while_the_store_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renames, new, deleted and appended-to sessions go through the overlay; typed prefixes hit the cache.
+
+    Appends are stamped with a random clock, so an append moves its session to the front, into the
+    middle (a tie broken by id) or even back: the list order and the search must follow.
+    """
     rng = random.Random(7)
+    monkeypatch.setattr(store_module, "_now_ms", lambda: rng.randrange(8))
     store = build_store(tmp_path / "root", rng, 150)
     created = 0
+    moves: set[str] = set()
 
     async def compare(needle: str, target: str | None, exclude: str, limit: int) -> None:
         records = list(await store.list_sessions())
@@ -139,12 +150,17 @@ async def test_search_stays_equal_while_the_store_changes(tmp_path: Path) -> Non
         else:
             target_id = rng.choice(ids)
             message = {"source": {"kind": "user"}, "content": [{"type": "text", "text": "zebra crossing"}]}
-            store.append(target_id, [{"type": "user/message", "data": message, "surfaceOp": "append"}])
+            before = store.record(target_id).last_activity
+            event = {"type": "user/message", "data": message, "surfaceOp": "append"}
+            stamp = store.append(target_id, [event])[0]["time"]
+            assert store.record(target_id).last_activity == stamp
+            moves.add("back" if stamp < before else "same" if stamp == before else "up")
         query = rng.choice(["zebra", "fix parser", "new-1", "/w/app", "s-0", "σί"])
         target = rng.choice(CWDS)
         exclude = rng.choice([*ids, "none"])
         for length in range(len(query) + 1):
             await compare(query[:length], target, exclude, rng.choice([2, 50]))
+    assert moves == {"back", "same", "up"}
     fresh = open_store(store.root)
     assert await fresh.list_sessions() == await store.list_sessions()
     ids = [record.id for record in await store.list_sessions()]

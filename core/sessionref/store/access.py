@@ -1,0 +1,111 @@
+"""What the store may do with one log: read it safely, and whether (and why not) to write it.
+
+Reading goes through `paths.Folder` (no symbolic link below the root is followed) and takes the
+log as it is on disk; it never writes anything. Writing is refused, with a message that says what
+to do instead, for DSH's compressed logs, for sessions another program created (unless the user
+opted in with `[store] write_foreign_sessions = true`) and for logs the file system will not let
+us write.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from sessionref.query import SurfaceSnapshot
+from sessionref.store.errors import (
+    STORE_INVALID_LOG,
+    STORE_READ_ONLY,
+    STORE_SESSION_NOT_FOUND,
+    STORE_UNREADABLE,
+    STORE_UNSAFE_PATH,
+    StoreError,
+)
+from sessionref.store.fold import fold_surface
+from sessionref.store.logfile import LogReport, is_compressed, parse_log_report, read_log_fd
+from sessionref.store.paths import Folder, checked_log_path
+from sessionref.store.writer import LogTarget, is_own_session
+
+NEXT_STEP = "start a new session and mention it with @ to continue from it"
+"""The way forward offered by every read-only refusal."""
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceReport:
+    """A folded surface and the log lines skipped while reading it (1-based line numbers)."""
+
+    snapshot: SurfaceSnapshot
+    skipped_lines: tuple[int, ...] = ()
+
+
+def _not_found(session_id: str) -> StoreError:
+    return StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found')
+
+
+def read_report(root: str, relative: str, session_id: str) -> LogReport:
+    """The log of `session_id` at `root/relative` as a reader sees it (see `LogReport`).
+
+    `STORE_SESSION_NOT_FOUND` when it is gone, `STORE_UNSAFE_PATH` for a link on the way,
+    `STORE_UNREADABLE`/`STORE_LOG_TOO_LARGE` when it cannot be read, `STORE_INVALID_LOG` when it
+    has no header or carries another session's id.
+    """
+    if checked_log_path(relative) is None:
+        raise _not_found(session_id)
+    project, session, name = relative.split("/")
+    try:
+        with Folder(root, (project, session)) as folder:
+            fd = folder.open(name, os.O_RDONLY)
+            try:
+                data = read_log_fd(fd, name, compressed=is_compressed(name))
+            finally:
+                os.close(fd)
+    except FileNotFoundError:
+        raise _not_found(session_id) from None
+    except OSError as error:
+        raise StoreError(STORE_UNREADABLE, f"cannot read {name}: {error.strerror or error}") from error
+    report = parse_log_report(data)
+    if report.header.get("id") != session_id:
+        raise StoreError(STORE_INVALID_LOG, f'the log of session "{session_id}" carries another id')
+    return report
+
+
+def fold_report(report: LogReport) -> SurfaceReport:
+    """The surface of a read log; a log with skipped lines is folded leniently (see `fold_surface`)."""
+    lenient = bool(report.skipped_lines)
+    snapshot = fold_surface(report.header, report.events, lenient=lenient)
+    return SurfaceReport(snapshot, report.skipped_lines)
+
+
+def write_target(root: str, relative: str, session_id: str, *, write_foreign: bool) -> LogTarget:
+    """Where to write session `session_id`, or the error saying why it cannot be.
+
+    `STORE_READ_ONLY` (with the next step) for a compressed log, another program's session without
+    the opt-in or a file we may not write; `STORE_UNSAFE_PATH` when a link stands on the way.
+    """
+    if is_compressed(relative):
+        raise StoreError(
+            STORE_READ_ONLY, f'session "{session_id}" is a compressed DSH log and is only read; {NEXT_STEP}'
+        )
+    own = is_own_session(root, relative)
+    if not own and not write_foreign:
+        raise StoreError(
+            STORE_READ_ONLY,
+            f'session "{session_id}" was not created by sessionref (another program, such as DSH, '
+            f"writes it), so it is only read; {NEXT_STEP} (or set [store] write_foreign_sessions = true "
+            "to write into such sessions)",
+        )
+    project, session, name = relative.split("/")
+    try:
+        with Folder(root, (project, session)) as folder:
+            if not folder.exists(name):  # gone, or a link in its place
+                raise StoreError(STORE_UNSAFE_PATH, f'the log of session "{session_id}" is not a plain file')
+    except FileNotFoundError:
+        raise _not_found(session_id) from None
+    except OSError as error:
+        raise StoreError(STORE_UNREADABLE, f"cannot open {session}: {error.strerror or error}") from error
+    if not os.access(os.path.join(root, relative), os.W_OK):
+        raise StoreError(
+            STORE_READ_ONLY,
+            f'the log of session "{session_id}" is not writable (file permissions); {NEXT_STEP}',
+        )
+    return LogTarget(root, relative, own)
