@@ -21,6 +21,10 @@ integers are at most 2**53 - 1, and a value quoted in a message is cut to 80 cha
     [delivery]
     placement = "before"               # SESSIONREF_PLACEMENT: "before" | "after"
 
+    [store]
+    write_foreign_sessions = false     # SESSIONREF_WRITE_FOREIGN_SESSIONS: also append to sessions
+                                       # another program (DSH) created; off: they are read-only
+
     [references]
     maxReferences = 3
     candidateLimit = 50
@@ -83,6 +87,14 @@ class ModelSettings(BaseModel):
         return self.api_key is not None
 
 
+class StoreSettings(BaseModel):
+    """How the session store may be used: `open_store(..., write_foreign=write_foreign_sessions)`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    write_foreign_sessions: bool = False
+
+
 class Settings(BaseModel):
     """Everything a host needs to open the store, build the model and configure references."""
 
@@ -91,6 +103,7 @@ class Settings(BaseModel):
     store_root: Path
     config_file: Path | None = None
     model: ModelSettings = ModelSettings()
+    store: StoreSettings = StoreSettings()
     placement: Placement = "before"
     references: SessionReferenceConfig = SessionReferenceConfig()
 
@@ -195,6 +208,24 @@ def _seconds(value: object, *, allow_zero: bool) -> float:
     return number
 
 
+_TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE_WORDS: Final = frozenset({"0", "false", "no", "off"})
+
+
+def _boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+        shown = value.strip()[:40]
+        raise _BadValue(f"must be true or false (or 1/0, yes/no, on/off), got {shown!r}")
+    raise _BadValue("must be true or false")
+
+
 def _placement(value: object) -> Placement:
     text = _text(value).lower()
     if text == "before" or text == "after":
@@ -226,7 +257,9 @@ _REFERENCE_KEYS: Final = {
     "maxReferenceBytes": "max_reference_bytes",
     "referenceContextFraction": "reference_context_fraction",
 }
-_SECTIONS: Final = ("model", "delivery", "references")
+_STORE_KEYS: Final[dict[str, Callable[[object], object]]] = {"write_foreign_sessions": _boolean}
+_STORE_ENV_KEYS: Final = {"SESSIONREF_WRITE_FOREIGN_SESSIONS": "write_foreign_sessions"}
+_SECTIONS: Final = ("model", "delivery", "references", "store")
 
 
 def _parse(parser: Callable[[object], object], value: object, where: str) -> Any:
@@ -316,6 +349,21 @@ def _file_layer(
     return model, placement, references
 
 
+def _store_layer(table: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> StoreSettings:
+    """[store] values from the config table, then environment variables (empty ones count as unset)."""
+    values: dict[str, Any] = {}
+    for key, value in _section(table, "store", path).items():
+        parser = _STORE_KEYS.get(key)
+        if parser is None:
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [store] {key!r}")
+        values[key] = _parse(parser, value, f"{path}: [store] {key}")
+    for variable, key in _STORE_ENV_KEYS.items():
+        value = env.get(variable)
+        if value is not None and value.strip():
+            values[key] = _parse(_STORE_KEYS[key], value, variable)
+    return StoreSettings(**values)
+
+
 def _env_layer(env: Mapping[str, str]) -> tuple[dict[str, Any], Placement | None]:
     """(model values, placement) from environment variables; empty variables count as unset."""
     model: dict[str, Any] = {}
@@ -347,6 +395,7 @@ def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | Non
     found = config_path if table is not None else None
     file_model, file_placement, reference_values = _file_layer(table or {}, config_path)
     env_model, env_placement = _env_layer(env)
+    store = _store_layer(table or {}, config_path, env)
     placement: Placement = env_placement or file_placement or "before"
     try:
         model = ModelSettings(**{**file_model, **env_model})
@@ -354,6 +403,7 @@ def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | Non
             store_root=root,
             config_file=found,
             model=model,
+            store=store,
             placement=placement,
             references=_reference_config(reference_values, found),
         )

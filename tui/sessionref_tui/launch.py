@@ -73,7 +73,8 @@ class WorkspaceOpener:
 
         Raises `OpenAbandoned` (closing the store) if `close` was called while the store opened.
         """
-        store = open_store(self.settings.store_root, progress=progress, catch_up=False)
+        foreign = self.settings.store.write_foreign_sessions
+        store = open_store(self.settings.store_root, progress=progress, catch_up=False, write_foreign=foreign)
         with self._lock:
             if self._closed:
                 store.close()
