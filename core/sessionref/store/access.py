@@ -82,6 +82,8 @@ def write_target(root: str, relative: str, session_id: str, *, write_foreign: bo
     `STORE_READ_ONLY` (with the next step) for a compressed log, another program's session without
     the opt-in or a file we may not write; `STORE_UNSAFE_PATH` when a link stands on the way.
     """
+    if checked_log_path(relative) is None:
+        raise _not_found(session_id)
     if is_compressed(relative):
         raise StoreError(
             STORE_READ_ONLY, f'session "{session_id}" is a compressed DSH log and is only read; {NEXT_STEP}'

@@ -91,15 +91,22 @@ def is_corruption(error: BaseException) -> bool:
     return "malformed" in text or "not a database" in text
 
 
+def _row_shapes() -> frozenset[tuple[type, ...]]:
+    """Every tuple of column types a usable row may have (nullable columns may also be None)."""
+    shapes: list[tuple[type, ...]] = [()]
+    for kind, nullable in _TYPES:
+        options: tuple[type, ...] = (kind, type(None)) if nullable else (kind,)
+        shapes = [(*shape, option) for shape in shapes for option in options]
+    return frozenset(shapes)
+
+
+_ROW_SHAPES = _row_shapes()
+
+
 def _state_of(row: tuple[object, ...]) -> LogState | None:
     """The state a row stands for, or None when a column has the wrong type or the path is not a log's."""
-    if len(row) != len(_TYPES):
+    if tuple(map(type, row)) not in _ROW_SHAPES:  # exact types: a bool is not an int here
         return None
-    for value, (kind, nullable) in zip(row, _TYPES, strict=True):
-        if value is None and nullable:
-            continue
-        if not isinstance(value, kind) or isinstance(value, bool):
-            return None
     state = LogState(*row)  # type: ignore[arg-type]
     if checked_log_path(state.path) is None:
         return None
@@ -215,9 +222,9 @@ class DiscoveryIndex:
                     dropped += 1
                 else:
                     states[state.path] = state
-        except sqlite3.DatabaseError as error:
-            if not is_corruption(error):
-                raise
+        except sqlite3.Error as error:
+            # Damaged, or a row no reader can decode (text that is not UTF-8): the index is a
+            # cache, so it is rebuilt from the logs rather than trusted or fatal.
             self._damaged(error)
             return {}
         if dropped:

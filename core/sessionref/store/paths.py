@@ -36,26 +36,48 @@ HAS_DIR_FD = bool(_O_NOFOLLOW and _O_DIRECTORY and os.open in os.supports_dir_fd
 _LINK_ERRNOS = frozenset({errno.ELOOP, getattr(errno, "EMLINK", errno.ELOOP)})
 _REPARSE_POINT = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
 _PREAD = getattr(os, "pread", None)
-_FORBIDDEN_IN_SEGMENT = frozenset("/\x00" + ("\\:" if os.name == "nt" else ""))
+_LOG_SUFFIXES = tuple(f"/{name}" for name in sorted(LOG_NAMES))
 
 
-def valid_segment(name: str) -> bool:
-    """Whether the store enters a folder of this name: not hidden, not `.`/`..`, UTF-8, no separator."""
-    if not name or name.startswith(".") or any(char in _FORBIDDEN_IN_SEGMENT for char in name):
-        return False
+def _has_forbidden(text: str) -> bool:
+    """NUL anywhere, and on Windows a backslash or colon: never part of a folder name we enter."""
+    if "\x00" in text:
+        return True
+    return os.name == "nt" and ("\\" in text or ":" in text)
+
+
+def _is_utf8(text: str) -> bool:
     try:
-        name.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:  # a name that is not valid UTF-8 on disk (surrogate-escaped)
         return False
     return True
 
 
+def valid_segment(name: str) -> bool:
+    """Whether the store enters a folder of this name: not hidden, not `.`/`..`, UTF-8, no separator."""
+    return (
+        name != ""
+        and name[0] != "."
+        and "/" not in name
+        and not _has_forbidden(name)
+        and _is_utf8(name)
+    )
+
+
 def checked_log_path(relative: object) -> str | None:
     """`relative` when it is `<project>/<session>/session.jsonl[.zstd]` with valid folder names, else None."""
-    if not isinstance(relative, str):
-        return None
-    parts = relative.split("/")
-    if len(parts) != 3 or parts[2] not in LOG_NAMES or not all(valid_segment(p) for p in parts[:2]):
+    # Plain string tests: this runs for every index row when a store opens.
+    if (
+        not isinstance(relative, str)
+        or relative.count("/") != 2
+        or not relative.endswith(_LOG_SUFFIXES)
+        or relative[0] in "./"
+        or "/." in relative
+        or "//" in relative
+        or _has_forbidden(relative)
+        or not _is_utf8(relative)
+    ):
         return None
     return relative
 

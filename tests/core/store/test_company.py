@@ -177,6 +177,20 @@ def test_a_planted_index_row_reads_and_appends_nothing_outside_the_root(tmp_path
     assert files_below(outside) == before
 
 
+def test_an_index_row_that_is_not_utf8_makes_the_index_rebuild_not_fail(tmp_path: Path) -> None:
+    write_log(tmp_path, "--w--/real", header("real"), [title_event(0, "Real")])
+    open_store(tmp_path).close()
+    with sqlite3.connect(tmp_path / INDEX_FILE_NAME) as connection:
+        connection.execute(
+            "INSERT INTO logs VALUES (CAST(x'2d2d772d2d2fff2f73657373696f6e2e6a736f6e6c' AS TEXT), 'bytes',"
+            " NULL, 1, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, 0, NULL)"
+        )
+    store = open_store(tmp_path, catch_up=False)
+    assert store._index.rebuilt
+    assert [record.id for record in await_list(store)] == ["real"]
+    store.close()
+
+
 def test_a_writers_lock_never_blocks_a_reader(tmp_path: Path) -> None:
     import fcntl
 
