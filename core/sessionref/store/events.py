@@ -6,11 +6,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sessionref.store.errors import STORE_INVALID_EVENT, StoreError
+from sessionref.store.errors import STORE_INVALID_EVENT, STORE_INVALID_ID, StoreError
 from sessionref.store.fold import SURFACE_TYPES, replace_range
 from sessionref.store.logfile import PACKED_CHUNK_TYPES
 from sessionref.store.nesting import MAX_NESTING_DEPTH, nesting_exceeds
+from sessionref.store.scan import MAX_SAFE_INTEGER
 
+SESSION_FORMAT_VERSION = 0
 _EXCERPT_CHARS = 80
 _ALLOWED_KEYS = frozenset({"type", "data", "surfaceOp", "sourceEventSeqs"})
 
@@ -56,6 +58,37 @@ def _checked(index: int, event: object) -> dict[str, Any]:
     except (TypeError, ValueError) as error:
         raise _invalid(index, f"data is not JSON: {_shown(str(error))}") from None
     return event
+
+
+def checked_time(value: object, what: str) -> int:
+    """`value` when it is epoch milliseconds (a non-negative safe integer), else `STORE_INVALID_EVENT`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SAFE_INTEGER:
+        raise StoreError(STORE_INVALID_EVENT, f"{what} must be non-negative epoch milliseconds")
+    return value
+
+
+def session_header(session_id: object, cwd: object, created_at: object) -> dict[str, Any]:
+    """The header line of a new session in DSH's key order, or `STORE_INVALID_ID`/`STORE_INVALID_EVENT`."""
+    if not isinstance(session_id, str) or not session_id:
+        raise StoreError(STORE_INVALID_ID, "a session id must be a non-empty string")
+    if cwd is not None and not isinstance(cwd, str):
+        raise StoreError(STORE_INVALID_EVENT, "cwd must be a string or None")
+    try:
+        session_id.encode("utf-8")
+        if cwd is not None:
+            cwd.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreError(STORE_INVALID_ID, "the session id and cwd must be valid Unicode text") from None
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": SESSION_FORMAT_VERSION,
+        "id": session_id,
+        "createdAt": checked_time(created_at, "createdAt"),
+    }
+    if cwd is not None:
+        header["cwd"] = cwd
+    header["delegationDepth"] = 0
+    return header
 
 
 def build_events(events: Sequence[dict[str, Any]], *, first_seq: int, time_ms: int) -> list[dict[str, Any]]:

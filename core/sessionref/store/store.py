@@ -37,16 +37,16 @@ from sessionref.store.errors import (
     STORE_UNSAFE_PATH,
     StoreError,
 )
+from sessionref.store.events import checked_time, session_header
 from sessionref.store.index import DiscoveryIndex, index_path_for
 from sessionref.store.layout import LOG_NAME, encode_session_segment, project_key
 from sessionref.store.logfile import LogReport, is_header
-from sessionref.store.scan import MAX_SAFE_INTEGER, LogState, scan_log
+from sessionref.store.scan import LogState, scan_log
 from sessionref.store.titles import normalize_title
 from sessionref.store.writer import LogTarget, append_events, create_session_files, delete_session_files
 
 log = logging.getLogger("sessionref.store")
 
-SESSION_FORMAT_VERSION = 0
 Listener = Callable[[str, list[dict[str, Any]]], None]
 
 
@@ -173,35 +173,11 @@ class SessionStore:
         The session's folder also gets sessionref's lock file, which marks it as ours (writable).
         """
         session_id = str(uuid.uuid4()) if session_id is None else session_id
-        if not isinstance(session_id, str) or not session_id:
-            raise StoreError(STORE_INVALID_ID, "a session id must be a non-empty string")
-        if cwd is not None and not isinstance(cwd, str):
-            raise StoreError(STORE_INVALID_EVENT, "cwd must be a string or None")
-        try:
-            session_id.encode("utf-8")
-            if cwd is not None:
-                cwd.encode("utf-8")
-        except UnicodeEncodeError:
-            raise StoreError(STORE_INVALID_ID, "the session id and cwd must be valid Unicode text") from None
         created_at = _now_ms() if created_at is None else created_at
-        if (
-            isinstance(created_at, bool)
-            or not isinstance(created_at, int)
-            or not 0 <= created_at <= MAX_SAFE_INTEGER
-        ):
-            raise StoreError(STORE_INVALID_EVENT, "createdAt must be non-negative epoch milliseconds")
+        header = session_header(session_id, cwd, created_at)
         folders = (project_key(cwd), encode_session_segment(session_id))
         if folders[1].startswith("."):
             raise StoreError(STORE_INVALID_ID, "a session id must not start with a dot (a hidden folder)")
-        header: dict[str, Any] = {
-            "type": "session",
-            "version": SESSION_FORMAT_VERSION,
-            "id": session_id,
-            "createdAt": created_at,
-        }
-        if cwd is not None:
-            header["cwd"] = cwd
-        header["delegationDepth"] = 0
         with self._write_lock:
             with self._lock:
                 self._check_open()
@@ -229,9 +205,7 @@ class SessionStore:
         `STORE_READ_ONLY` for a session this store may not write, `STORE_LOG_BUSY` while another
         program is writing it, `STORE_INVALID_EVENT` for a bad event (nothing is written then).
         """
-        stamp = _now_ms() if time_ms is None else time_ms
-        if isinstance(stamp, bool) or not isinstance(stamp, int) or not 0 <= stamp <= MAX_SAFE_INTEGER:
-            raise StoreError(STORE_INVALID_EVENT, "an event time must be non-negative epoch milliseconds")
+        stamp = checked_time(_now_ms() if time_ms is None else time_ms, "an event time")
         with self._write_lock:
             state, target = self._target(session_id)
             try:
