@@ -30,11 +30,9 @@ from sessionref.store.errors import (
     STORE_INVALID_ID,
     STORE_INVALID_TITLE,
     STORE_NOTHING_TO_COMPACT,
-    STORE_READ_ONLY,
     STORE_SESSION_EXISTS,
     STORE_SESSION_NOT_FOUND,
     STORE_UNREADABLE,
-    STORE_UNSAFE_PATH,
     StoreError,
 )
 from sessionref.store.events import checked_time, session_header
@@ -328,15 +326,14 @@ class SessionStore:
         return self._state(session_id).label_title
 
     def write_refusal(self, session_id: str) -> StoreError | None:
-        """Why an append to this session would be refused (`STORE_READ_ONLY`, `STORE_UNSAFE_PATH`), or None.
+        """Why an append to this session would be refused (e.g. `STORE_READ_ONLY`), or None if it would not.
 
-        An unknown id still raises `STORE_SESSION_NOT_FOUND`.
+        An unknown id raises `STORE_SESSION_NOT_FOUND`; for a listed session this never raises.
         """
+        state = self._state(session_id)
         try:
-            self._target(session_id)
+            write_target(self._root_text, state.path, session_id, write_foreign=self.write_foreign)
         except StoreError as error:
-            if error.code not in (STORE_READ_ONLY, STORE_UNSAFE_PATH):
-                raise
             return error
         return None
 

@@ -102,3 +102,19 @@ async def test_a_foreign_log_being_written_is_refused_even_with_the_opt_in(tmp_p
     os.close(fd)
     assert store.append("dsh-1", [{"type": "turn/start", "data": {"turn": 2}}])[0]["seq"] == 2
     store.close()
+
+
+async def test_a_session_whose_folder_vanished_is_not_writable_and_says_so(tmp_path: Path) -> None:
+    import shutil
+
+    store = open_store(tmp_path)
+    store.create_session(cwd=CWD, session_id="gone")
+    shutil.rmtree(tmp_path / "--w--" / "gone")  # removed by hand while the store is open
+    assert not store.is_writable("gone")
+    with pytest.raises(StoreError) as caught:
+        store.append("gone", [{"type": "turn/start", "data": {}}])
+    assert caught.value.code == "STORE_SESSION_NOT_FOUND"
+    with pytest.raises(StoreError) as caught:
+        store.is_writable("never-existed")
+    assert caught.value.code == "STORE_SESSION_NOT_FOUND"
+    store.close()
