@@ -22,9 +22,10 @@ from sessionref.store.errors import (
     StoreError,
 )
 from sessionref.store.fold import fold_surface
+from sessionref.store.locking import LOCK_FILE_NAME
 from sessionref.store.logfile import LogReport, is_compressed, parse_log_report, read_log_fd
 from sessionref.store.paths import Folder, checked_log_path
-from sessionref.store.writer import LogTarget, is_own_session
+from sessionref.store.writer import LogTarget
 
 NEXT_STEP = "start a new session and mention it with @ to continue from it"
 """The way forward offered by every read-only refusal."""
@@ -88,7 +89,21 @@ def write_target(root: str, relative: str, session_id: str, *, write_foreign: bo
         raise StoreError(
             STORE_READ_ONLY, f'session "{session_id}" is a compressed DSH log and is only read; {NEXT_STEP}'
         )
-    own = is_own_session(root, relative)
+    project, session, name = relative.split("/")
+    try:
+        with Folder(root, (project, session)) as folder:
+            if not folder.exists(name):
+                if folder.inode(name) is None:
+                    raise _not_found(session_id)
+                raise StoreError(STORE_UNSAFE_PATH, f'the log of session "{session_id}" is not a plain file')
+            own = folder.exists(LOCK_FILE_NAME)
+    except FileNotFoundError:
+        raise _not_found(session_id) from None
+    except OSError as error:
+        reason = error.strerror or error
+        raise StoreError(
+            STORE_READ_ONLY, f'the folder of session "{session_id}" cannot be opened ({reason}); {NEXT_STEP}'
+        ) from error
     if not own and not write_foreign:
         raise StoreError(
             STORE_READ_ONLY,
@@ -96,15 +111,6 @@ def write_target(root: str, relative: str, session_id: str, *, write_foreign: bo
             f"writes it), so it is only read; {NEXT_STEP} (or set [store] write_foreign_sessions = true "
             "to write into such sessions)",
         )
-    project, session, name = relative.split("/")
-    try:
-        with Folder(root, (project, session)) as folder:
-            if not folder.exists(name):  # gone, or a link in its place
-                raise StoreError(STORE_UNSAFE_PATH, f'the log of session "{session_id}" is not a plain file')
-    except FileNotFoundError:
-        raise _not_found(session_id) from None
-    except OSError as error:
-        raise StoreError(STORE_UNREADABLE, f"cannot open {session}: {error.strerror or error}") from error
     if not os.access(os.path.join(root, relative), os.W_OK):
         raise StoreError(
             STORE_READ_ONLY,

@@ -78,16 +78,6 @@ class LogTarget:
         return self.relative.rsplit("/", 1)[1]
 
 
-def is_own_session(root: str, relative: str) -> bool:
-    """Whether sessionref created the session of this log (its folder holds our lock file)."""
-    project, session, _name = relative.split("/")
-    try:
-        with Folder(root, (project, session)) as folder:
-            return folder.exists(LOCK_FILE_NAME)
-    except (OSError, StoreError):
-        return False
-
-
 @contextmanager
 def locked_folder(target: LogTarget) -> Iterator[Folder]:
     """The session folder of `target`, opened, with the session's write lock held."""
