@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sessionref.store.paths import checked_log_path
+from sessionref.store.paths import log_path_shape
 from sessionref.store.scan import LogState
 
 log = logging.getLogger("sessionref.store")
@@ -59,13 +59,19 @@ _TYPES: tuple[tuple[type, bool], ...] = (
 )
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
+STRICT_TABLES = sqlite3.sqlite_version_info >= (3, 37, 0)
+"""SQLite enforces column types in STRICT tables, and `PRAGMA quick_check` verifies them in every row."""
+_CREATE_LOGS = (
+    "CREATE TABLE logs (\n"
+    "    path TEXT PRIMARY KEY, session_id TEXT, cwd TEXT, created_at INTEGER NOT NULL,\n"
+    "    header_json TEXT, title TEXT, fallback TEXT, offset INTEGER NOT NULL, size INTEGER NOT NULL,\n"
+    "    mtime_ns INTEGER NOT NULL, last_seq INTEGER, problem TEXT, torn INTEGER NOT NULL,\n"
+    "    last_time INTEGER\n"
+    ")" + (" STRICT" if STRICT_TABLES else "")
+)
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE logs (
-    path TEXT PRIMARY KEY, session_id TEXT, cwd TEXT, created_at INTEGER NOT NULL,
-    header_json TEXT, title TEXT, fallback TEXT, offset INTEGER NOT NULL, size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL, last_seq INTEGER, problem TEXT, torn INTEGER NOT NULL, last_time INTEGER
-);
+{_CREATE_LOGS};
 INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');
 """
 
@@ -91,27 +97,18 @@ def is_corruption(error: BaseException) -> bool:
     return "malformed" in text or "not a database" in text
 
 
-def _row_shapes() -> frozenset[tuple[type, ...]]:
-    """Every tuple of column types a usable row may have (nullable columns may also be None)."""
-    shapes: list[tuple[type, ...]] = [()]
-    for kind, nullable in _TYPES:
-        options: tuple[type, ...] = (kind, type(None)) if nullable else (kind,)
-        shapes = [(*shape, option) for shape in shapes for option in options]
-    return frozenset(shapes)
+def _typed(column: str, kind: type, nullable: bool) -> str:
+    sql_type = "'text'" if kind is str else "'integer'"
+    return f"typeof({column}) IN ({sql_type}, 'null')" if nullable else f"typeof({column}) = {sql_type}"
 
 
-_ROW_SHAPES = _row_shapes()
-
-
-def _state_of(row: tuple[object, ...]) -> LogState | None:
-    """The state a row stands for, or None when a column has the wrong type or the path is not a log's."""
-    if tuple(map(type, row)) not in _ROW_SHAPES:  # exact types: a bool is not an int here
-        return None
-    state = LogState(*row)  # type: ignore[arg-type]
-    if checked_log_path(state.path) is None:
-        return None
-    state.torn = bool(state.torn)
-    return state
+# Rows whose columns hold the wrong types never load: a STRICT table cannot hold them once
+# quick_check passed at open; without STRICT tables (SQLite < 3.37) the query leaves them out.
+_WELL_TYPED = " AND ".join(_typed(c, k, n) for c, (k, n) in zip(_COLUMNS, _TYPES, strict=True))
+# The last column is the derived `LogState.updated_at` (last activity), computed by SQLite too.
+_LOAD_QUERY = f"SELECT {', '.join(_COLUMNS)}, coalesce(last_time, created_at) FROM logs" + (
+    "" if STRICT_TABLES else f" WHERE {_WELL_TYPED}"
+)
 
 
 def _storable(row: tuple[object, ...]) -> bool:
@@ -158,7 +155,8 @@ class DiscoveryIndex:
                 raise FileNotFoundError(self.path)
             connection = self._connect()
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and row[0] == SCHEMA_VERSION:
+            table = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'logs'").fetchone()
+            if row is not None and row[0] == SCHEMA_VERSION and table == (_CREATE_LOGS,):
                 check = connection.execute("PRAGMA quick_check").fetchone()
                 if check is not None and check[0] == "ok":
                     connection.execute("PRAGMA journal_mode = WAL")
@@ -212,23 +210,21 @@ class DiscoveryIndex:
 
     def load(self) -> dict[str, LogState]:
         """Every usable stored row by relative log path (a damaged index loads as empty, rebuilt)."""
-        query = f"SELECT {', '.join(_COLUMNS)} FROM logs"
         states: dict[str, LogState] = {}
-        dropped = 0
+        shaped = log_path_shape  # SQLite decoded the text as strict UTF-8: the path's shape is left
         try:
-            for row in self._connection.execute(query):
-                state = _state_of(tuple(row))
-                if state is None:
-                    dropped += 1
-                else:
-                    states[state.path] = state
+            total = self._connection.execute("SELECT count(*) FROM logs").fetchone()[0]
+            # A tight loop (this runs for every row at every open); `torn` stays SQLite's 0/1.
+            for row in self._connection.execute(_LOAD_QUERY):
+                if shaped(row[0]):
+                    states[row[0]] = LogState(*row)
         except sqlite3.Error as error:
             # Damaged, or a row no reader can decode (text that is not UTF-8): the index is a
             # cache, so it is rebuilt from the logs rather than trusted or fatal.
             self._damaged(error)
             return {}
-        if dropped:
-            log.warning("ignoring %d unusable rows of the discovery index %s", dropped, self.path)
+        if total > len(states):
+            log.warning("ignoring %d unusable rows of the discovery index %s", total - len(states), self.path)
         return states
 
     def save(self, states: Iterable[LogState]) -> None:

@@ -65,19 +65,24 @@ def valid_segment(name: str) -> bool:
     )
 
 
+def log_path_shape(relative: str) -> bool:
+    """Whether `relative` reads `<project>/<session>/session.jsonl[.zstd]` with names the store enters.
+
+    Plain string tests (this runs for every index row when a store opens); UTF-8 is not checked.
+    """
+    return (
+        relative.count("/") == 2
+        and relative.endswith(_LOG_SUFFIXES)
+        and relative[0] not in "./"
+        and "/." not in relative
+        and "//" not in relative
+        and not _has_forbidden(relative)
+    )
+
+
 def checked_log_path(relative: object) -> str | None:
     """`relative` when it is `<project>/<session>/session.jsonl[.zstd]` with valid folder names, else None."""
-    # Plain string tests: this runs for every index row when a store opens.
-    if (
-        not isinstance(relative, str)
-        or relative.count("/") != 2
-        or not relative.endswith(_LOG_SUFFIXES)
-        or relative[0] in "./"
-        or "/." in relative
-        or "//" in relative
-        or _has_forbidden(relative)
-        or not _is_utf8(relative)
-    ):
+    if not isinstance(relative, str) or not log_path_shape(relative) or not _is_utf8(relative):
         return None
     return relative
 

@@ -50,11 +50,13 @@ class LogState:
     problem: str | None = None
     torn: bool = False
     last_time: int | None = None
+    updated_at: int = 0
+    """Last activity: `last_time`, else `created_at` (derived, not stored; see `settle_activity`)."""
 
-    @property
-    def updated_at(self) -> int:
-        """Last activity: the time of the newest event, else the header's `createdAt`."""
-        return self.created_at if self.last_time is None else self.last_time
+    def settle_activity(self) -> LogState:
+        """Derive `updated_at` from `last_time` and `created_at` (kept as a field: sorts read it often)."""
+        self.updated_at = self.created_at if self.last_time is None else self.last_time
+        return self
 
     @property
     def label_title(self) -> str | None:
@@ -214,4 +216,4 @@ def scan_log(root: Path | str, relative: str, previous: LogState | None) -> LogS
     if state.session_id is None and state.problem is None:
         state.problem = "the log has no header yet"
     state.offset = split.consumed
-    return state
+    return state.settle_activity()

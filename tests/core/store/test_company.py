@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from sessionref.store import StoreError, open_store
-from sessionref.store.index import INDEX_FILE_NAME
+from sessionref.store.index import INDEX_FILE_NAME, STRICT_TABLES
 from sessionref.store.locking import LOCK_FILE_NAME
 from store_fixtures import mark_as_ours
 from test_index import header, title_event, write_log
@@ -151,14 +151,10 @@ def test_a_planted_index_row_reads_and_appends_nothing_outside_the_root(tmp_path
                 "INSERT INTO logs VALUES (?, ?, NULL, 1, ?, NULL, NULL, 0, 0, 0, NULL, NULL, 0, NULL)",
                 (path, session_id, json.dumps(header(session_id))),
             )
-        connection.execute(  # a row whose columns have the wrong types
-            "INSERT INTO logs VALUES ('--w--/typed/session.jsonl', 'typed', NULL, 'soon', NULL, NULL, NULL,"
-            " 0, 0, 0, NULL, NULL, 0, NULL)"
-        )
     before = files_below(outside)
     store = open_store(root, catch_up=False, write_foreign=True)
     listed = [record.id for record in await_list(store)]
-    assert "escape" not in listed and "absolute" not in listed and "typed" not in listed
+    assert "escape" not in listed and "absolute" not in listed
     for session_id in ("escape", "absolute", "evil"):
         for action in (store.read_log, store.read_log_report, store.delete_session):
             with pytest.raises(StoreError) as caught:
@@ -187,6 +183,31 @@ def test_an_index_row_that_is_not_utf8_makes_the_index_rebuild_not_fail(tmp_path
         )
     store = open_store(tmp_path, catch_up=False)
     assert store._index.rebuilt
+    assert [record.id for record in await_list(store)] == ["real"]
+    store.close()
+
+
+def test_index_rows_of_the_wrong_types_make_the_index_rebuild(tmp_path: Path) -> None:
+    write_log(tmp_path, "--w--/real", header("real"), [title_event(0, "Real")])
+    open_store(tmp_path).close()
+    index = tmp_path / INDEX_FILE_NAME
+    # The table refuses such a row, so plant it the hard way: drop STRICT from the schema, insert,
+    # then put the schema text back as it was.
+    with sqlite3.connect(index) as connection:
+        (schema,) = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'logs'").fetchone()
+        loose = schema.replace(" STRICT", "")
+        connection.execute("PRAGMA writable_schema = ON")
+        connection.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'logs'", (loose,))
+    with sqlite3.connect(index) as connection:
+        connection.execute(
+            "INSERT INTO logs VALUES ('--w--/typed/session.jsonl', 'typed', NULL, 'soon', NULL, NULL, NULL,"
+            " 0, 0, 0, NULL, NULL, 0, NULL)"
+        )
+        connection.execute("PRAGMA writable_schema = ON")
+        connection.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'logs'", (schema,))
+    store = open_store(tmp_path, catch_up=False)
+    # quick_check finds the row against the STRICT table; without STRICT tables the load skips it.
+    assert store._index.rebuilt is STRICT_TABLES
     assert [record.id for record in await_list(store)] == ["real"]
     store.close()
 

@@ -3,7 +3,7 @@
 Covered: log lines and whole logs (`parse_line`, `parse_log_report`), headers and discovery scans
 (`scan_log`), packed chunk rows (`expand_packed_row`), zstd frames (`read_log_bytes`), session
 folder names (`decode_session_segment`), folding (`fold_surface`), appended events
-(`build_events`), index rows (`_state_of`), and a whole store opened over a fuzzed log.
+(`build_events`), index rows (`DiscoveryIndex.load`), and a whole store opened over a fuzzed log.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,10 @@ from sessionref.projection import project_session_conversation
 from sessionref.store import StoreError, open_store
 from sessionref.store.events import build_events
 from sessionref.store.fold import fold_surface
-from sessionref.store.index import _state_of
+from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import decode_session_segment
 from sessionref.store.logfile import expand_packed_row, parse_line, parse_log_report, read_log_bytes
+from sessionref.store.paths import checked_log_path
 from sessionref.store.scan import scan_log
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -128,11 +130,29 @@ def test_build_events_raises_only_store_errors(candidates: list[Any]) -> None:
         build_events(candidates, first_seq=0, time_ms=1)
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(json_values, min_size=14, max_size=14))
-def test_index_rows_are_validated_not_trusted(row: list[Any]) -> None:
-    state = _state_of(tuple(row))
-    assert state is None or isinstance(state.path, str)
+row_paths = st.sampled_from(
+    ["--w--/s/session.jsonl", "--w--/s/session.jsonl.zstd", "../x/session.jsonl", "/abs/s/session.jsonl",
+     "--w--/.h/session.jsonl", "a/b/c/session.jsonl", "--w--/s\x00/session.jsonl"]
+) | st.text(max_size=30)
+row_values = st.none() | st.integers(-(2**62), 2**62) | st.text(max_size=20) | st.floats(allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(row_paths, st.lists(row_values, min_size=13, max_size=13))
+def test_index_rows_are_validated_not_trusted(path: str, values: list[Any]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        index = DiscoveryIndex(Path(folder) / "index.sqlite")
+        try:
+            with sqlite3.connect(index.path) as connection:
+                connection.execute(f"INSERT INTO logs VALUES ({', '.join('?' * 14)})", (path, *values))
+        except (sqlite3.Error, OverflowError):
+            index.close()
+            return  # the table's types refused the row
+        states = index.load()
+        index.close()
+    for relative, state in states.items():
+        assert relative == state.path and checked_log_path(relative) == relative
+        assert isinstance(state.created_at, int) and isinstance(state.updated_at, int)
 
 
 @FUZZ
