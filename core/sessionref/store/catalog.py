@@ -22,13 +22,14 @@ from sessionref.store.errors import StoreError
 from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
 from sessionref.store.logfile import is_compressed
-from sessionref.store.paths import valid_segment
+from sessionref.store.paths import is_link, valid_segment
 from sessionref.store.scan import LogState, scan_log
 from sessionref.store.search import OVERLAY_LIMIT, CandidateIndex, sort_key
 
 log = logging.getLogger("sessionref.store")
 
 Progress = Callable[[int, int], None]
+_WINDOWS = os.name == "nt"  # junctions are reparse points that `is_symlink` does not report
 PROGRESS_EVERY = 250
 
 
@@ -45,7 +46,7 @@ def _entries(path: Path | str, refused: list[str]) -> list[os.DirEntry[str]]:
         if entry.name.startswith("."):
             continue
         try:
-            if entry.is_symlink():
+            if entry.is_symlink() or (_WINDOWS and is_link(entry.stat(follow_symlinks=False))):
                 if entry.is_dir():
                     refused.append(f"not following the symbolic link {entry.path!r} below the store root")
                 continue
