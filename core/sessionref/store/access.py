@@ -20,6 +20,7 @@ from sessionref.store.errors import (
     STORE_UNREADABLE,
     STORE_UNSAFE_PATH,
     StoreError,
+    shown_id,
 )
 from sessionref.store.fold import fold_surface
 from sessionref.store.locking import LOCK_FILE_NAME
@@ -39,8 +40,9 @@ class SurfaceReport:
     skipped_lines: tuple[int, ...] = ()
 
 
-def _not_found(session_id: str) -> StoreError:
-    return StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found')
+def not_found(session_id: str) -> StoreError:
+    """`STORE_SESSION_NOT_FOUND` with the contract's message, `session "<id>" not found`."""
+    return StoreError(STORE_SESSION_NOT_FOUND, f'session "{shown_id(session_id)}" not found')
 
 
 def read_report(root: str, relative: str, session_id: str) -> LogReport:
@@ -51,7 +53,7 @@ def read_report(root: str, relative: str, session_id: str) -> LogReport:
     has no header or carries another session's id.
     """
     if checked_log_path(relative) is None:
-        raise _not_found(session_id)
+        raise not_found(session_id)
     project, session, name = relative.split("/")
     try:
         with Folder(root, (project, session)) as folder:
@@ -61,12 +63,12 @@ def read_report(root: str, relative: str, session_id: str) -> LogReport:
             finally:
                 os.close(fd)
     except FileNotFoundError:
-        raise _not_found(session_id) from None
+        raise not_found(session_id) from None
     except OSError as error:
         raise StoreError(STORE_UNREADABLE, f"cannot read {name}: {error.strerror or error}") from error
     report = parse_log_report(data)
     if report.header.get("id") != session_id:
-        raise StoreError(STORE_INVALID_LOG, f'the log of session "{session_id}" carries another id')
+        raise StoreError(STORE_INVALID_LOG, f'the log of session "{shown_id(session_id)}" carries another id')
     return report
 
 
@@ -84,36 +86,36 @@ def write_target(root: str, relative: str, session_id: str, *, write_foreign: bo
     the opt-in or a file we may not write; `STORE_UNSAFE_PATH` when a link stands on the way.
     """
     if checked_log_path(relative) is None:
-        raise _not_found(session_id)
+        raise not_found(session_id)
+    shown = shown_id(session_id)
     if is_compressed(relative):
-        raise StoreError(
-            STORE_READ_ONLY, f'session "{session_id}" is a compressed DSH log and is only read; {NEXT_STEP}'
-        )
+        compressed = f'session "{shown}" is a compressed DSH log and is only read; {NEXT_STEP}'
+        raise StoreError(STORE_READ_ONLY, compressed)
     project, session, name = relative.split("/")
     try:
         with Folder(root, (project, session)) as folder:
             if not folder.exists(name):
                 if folder.inode(name) is None:
-                    raise _not_found(session_id)
-                raise StoreError(STORE_UNSAFE_PATH, f'the log of session "{session_id}" is not a plain file')
+                    raise not_found(session_id)
+                raise StoreError(STORE_UNSAFE_PATH, f'the log of session "{shown}" is not a plain file')
             own = folder.exists(LOCK_FILE_NAME)
     except FileNotFoundError:
-        raise _not_found(session_id) from None
+        raise not_found(session_id) from None
     except OSError as error:
         reason = error.strerror or error
         raise StoreError(
-            STORE_READ_ONLY, f'the folder of session "{session_id}" cannot be opened ({reason}); {NEXT_STEP}'
+            STORE_READ_ONLY, f'the folder of session "{shown}" cannot be opened ({reason}); {NEXT_STEP}'
         ) from error
     if not own and not write_foreign:
         raise StoreError(
             STORE_READ_ONLY,
-            f'session "{session_id}" was not created by sessionref (another program, such as DSH, '
+            f'session "{shown}" was not created by sessionref (another program, such as DSH, '
             f"writes it), so it is only read; {NEXT_STEP} (or set [store] write_foreign_sessions = true "
             "to write into such sessions)",
         )
     if not os.access(os.path.join(root, relative), os.W_OK):
         raise StoreError(
             STORE_READ_ONLY,
-            f'the log of session "{session_id}" is not writable (file permissions); {NEXT_STEP}',
+            f'the log of session "{shown}" is not writable (file permissions); {NEXT_STEP}',
         )
     return LogTarget(root, relative, own)

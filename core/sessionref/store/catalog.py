@@ -18,7 +18,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from sessionref.query import SessionRecord
-from sessionref.store.errors import StoreError
+from sessionref.store.errors import StoreError, shown_id
 from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
 from sessionref.store.logfile import is_compressed
@@ -347,5 +347,5 @@ class Catalog:
         """The state of a listed session or `StoreError(STORE_SESSION_NOT_FOUND)`."""
         state = self.by_id.get(session_id) if isinstance(session_id, str) else None
         if state is None:
-            raise StoreError("STORE_SESSION_NOT_FOUND", f'session "{session_id}" not found')
+            raise StoreError("STORE_SESSION_NOT_FOUND", f'session "{shown_id(session_id)}" not found')
         return state

@@ -24,5 +24,18 @@ STORE_LOG_TOO_LARGE = "STORE_LOG_TOO_LARGE"
 STORE_UNSAFE_PATH = "STORE_UNSAFE_PATH"
 
 
+ID_EXCERPT_CHARS = 120
+"""Ids longer than this are quoted in messages as head…tail (an id may come from any file or argument)."""
+
+
+def shown_id(session_id: object) -> str:
+    """`session_id` for a message: whole up to `ID_EXCERPT_CHARS`, else its head and tail around "…"."""
+    text = session_id if isinstance(session_id, str) else repr(session_id)
+    if len(text) <= ID_EXCERPT_CHARS:
+        return text
+    half = (ID_EXCERPT_CHARS - 1) // 2
+    return f"{text[:half]}…{text[-half:]}"
+
+
 class StoreError(CodedError):
     """A store failure a user can be shown: `code` is stable, `message` is one readable sentence."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.query import SessionRecord, SurfaceSnapshot
-from sessionref.store.access import SurfaceReport, fold_report, read_report, write_target
+from sessionref.store.access import SurfaceReport, fold_report, not_found, read_report, write_target
 from sessionref.store.catalog import Catalog, Progress
 from sessionref.store.errors import (
     STORE_CLOSED,
@@ -31,9 +31,9 @@ from sessionref.store.errors import (
     STORE_INVALID_TITLE,
     STORE_NOTHING_TO_COMPACT,
     STORE_SESSION_EXISTS,
-    STORE_SESSION_NOT_FOUND,
     STORE_UNREADABLE,
     StoreError,
+    shown_id,
 )
 from sessionref.store.events import checked_time, session_header
 from sessionref.store.index import DiscoveryIndex, index_path_for
@@ -180,7 +180,7 @@ class SessionStore:
             with self._lock:
                 self._check_open()
                 if session_id in self._catalog.by_id:
-                    raise StoreError(STORE_SESSION_EXISTS, f'session "{session_id}" already exists')
+                    raise StoreError(STORE_SESSION_EXISTS, f'session "{shown_id(session_id)}" already exists')
             try:
                 create_session_files(self._root_text, folders, header)
             except OSError as error:
@@ -209,7 +209,7 @@ class SessionStore:
             try:
                 written = append_events(target, session_id, events, time_ms=stamp)
             except FileNotFoundError:
-                raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found') from None
+                raise not_found(session_id) from None
             except OSError as error:
                 raise _io_error("append to the session log", error) from error
             if written:
@@ -251,7 +251,8 @@ class SessionStore:
         with self._write_lock:
             surface = fold_report(self._report(session_id)).snapshot["events"]
             if not surface:
-                raise StoreError(STORE_NOTHING_TO_COMPACT, f'session "{session_id}" has nothing to compact')
+                shown = shown_id(session_id)
+                raise StoreError(STORE_NOTHING_TO_COMPACT, f'session "{shown}" has nothing to compact')
             seqs = [event["seq"] for event in surface]
             message = {
                 "source": {
@@ -278,7 +279,7 @@ class SessionStore:
             try:
                 delete_session_files(target)
             except FileNotFoundError:
-                raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{session_id}" not found') from None
+                raise not_found(session_id) from None
             except OSError as error:
                 raise _io_error("delete the session log", error) from error
             with self._lock:

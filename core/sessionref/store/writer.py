@@ -29,6 +29,7 @@ from sessionref.store.errors import (
     STORE_SESSION_EXISTS,
     STORE_SESSION_NOT_FOUND,
     StoreError,
+    shown_id,
 )
 from sessionref.store.events import build_events
 from sessionref.store.fold import fold_surface
@@ -151,7 +152,8 @@ def _first_line(fd: int) -> bytes:
 def _check_header(fd: int, session_id: str) -> None:
     header = parse_line(_first_line(fd))
     if not is_header(header) or header is None or header.get("id") != session_id:
-        raise StoreError(STORE_INVALID_LOG, f'the log of session "{session_id}" does not carry its header')
+        shown = shown_id(session_id)
+        raise StoreError(STORE_INVALID_LOG, f'the log of session "{shown}" does not carry its header')
 
 
 def _settle_tail(folder: Folder, target: LogTarget, fd: int, session_id: str) -> int:
@@ -163,7 +165,7 @@ def _settle_tail(folder: Folder, target: LogTarget, fd: int, session_id: str) ->
     if not target.own:
         raise StoreError(
             STORE_LOG_BUSY,
-            f'another program is writing session "{session_id}" (its last line is incomplete); '
+            f'another program is writing session "{shown_id(session_id)}" (its last line is incomplete); '
             "nothing was appended",
         )
     fragment = pread_exact(fd, size - complete, complete)
@@ -236,7 +238,7 @@ def create_session_files(root: str, folder_parts: tuple[str, str], header: dict[
 
     Raises `StoreError(STORE_SESSION_EXISTS)` when the folder already holds a log.
     """
-    exists = StoreError(STORE_SESSION_EXISTS, f'session "{header["id"]}" already exists')
+    exists = StoreError(STORE_SESSION_EXISTS, f'session "{shown_id(header["id"])}" already exists')
     with Folder(root, folder_parts, create=True) as folder:
         for _attempt in range(_CREATE_ATTEMPTS):
             if folder.exists(LOG_NAME) or folder.exists(ZSTD_LOG_NAME):

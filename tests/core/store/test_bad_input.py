@@ -301,3 +301,16 @@ async def test_duplicate_seqs_left_by_two_old_writers_are_skipped_not_fatal(tmp_
     assert report.skipped_lines == (4,)
     assert len((await store.read_surface("s1"))["events"]) == 3
     store.close()
+
+
+def test_a_huge_id_is_quoted_as_a_bounded_excerpt(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    huge = "x" * 5_000_000
+    with pytest.raises(StoreError) as caught:
+        store.read_log(huge)
+    assert caught.value.code == "STORE_SESSION_NOT_FOUND"
+    assert len(caught.value.message) < 200 and "…" in caught.value.message
+    with pytest.raises(StoreError) as caught:
+        store.read_log("short")
+    assert caught.value.message == 'session "short" not found'
+    store.close()
