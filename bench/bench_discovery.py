@@ -28,8 +28,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessionref.candidates import matches_needle, workspace_rank
-from sessionref.references import SessionReferences
+from sessionref.service.candidates import matches_needle, workspace_rank
+from sessionref.service.references import SessionReferences
 from sessionref.store.layout import encode_session_segment, project_key
 from sessionref.store.logfile import parse_log
 from sessionref.store.store import SessionStore, open_store

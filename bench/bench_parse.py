@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import sessionref
-from sessionref.uri import find_mention_spans, parse_session_reference_text
+from sessionref.contract.uri import find_mention_spans, parse_session_reference_text
 
 VALID = "dsh-session:ImFiYyI"  # the id "abc"
 SHAPES: dict[str, str] = {

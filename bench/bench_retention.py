@@ -24,10 +24,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sessionref.jsjson import utf8_len
-from sessionref.projection import project_session_conversation
-from sessionref.retainer import head_tail_retain
-from sessionref.retention import retain_referenced_session
+from sessionref.contract.js_json import utf8_len
+from sessionref.contract.projection import project_session_conversation
+from sessionref.contract.reference_budget import retain_referenced_session
+from sessionref.contract.text_retainer import head_tail_retain
 
 SIZES = (1_000, 10_000, 100_000)
 LITERAL_LIMIT = 10_000  # the literal port is quadratic: beyond this it would run for many minutes

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
 from sessionref.sources import claude_code, codex, gemini
 
 WORDS = [

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from bench_discovery import build_root
+from sessionref.host.workspace import Workspace
 from sessionref.models import DemoModel
 from sessionref.store import open_store
-from sessionref.workspace import Workspace
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.widgets.composer import SEARCH_DEBOUNCE, Composer
 from sessionref_tui.widgets.mention_popup import MentionPopup
@@ -64,7 +64,7 @@ import asyncio, sys, time
 from pathlib import Path
 from sessionref.models import DemoModel
 from sessionref.store import open_store
-from sessionref.workspace import Workspace
+from sessionref.host.workspace import Workspace
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.widgets.sidebar import Sidebar
 

@@ -1,69 +1,172 @@
 """sessionref: mention one AI chat session inside another.
 
-The pure reference contract (URIs, mentions, JSON byte rules, projection,
-retention) and the reference service are imported eagerly: they are small and
-have no I/O. The store, the agent runtime and the models pull in SQLite, zstd
-and httpx, so they load on first use (PEP 562 module ``__getattr__``).
+Every public name is loaded on first use (PEP 562 module ``__getattr__``), so importing one
+layer never pays for another: ``import sessionref.contract.uri`` loads the standard library
+only, and ``from sessionref import SessionReferences`` loads the service but not the store, the
+agent runtime or the models. The layers are described in docs/architecture.md.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sessionref.config import (
-    DEFAULT_CANDIDATE_LIMIT,
-    DEFAULT_MAX_REFERENCE_BYTES,
-    MAX_REFERENCES,
-    SessionReferenceConfig,
-)
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.jsjson import stringify_tag_safe_json, utf8_len
-from sessionref.projection import ProjectedItem, is_compact_checkpoint_source, project_session_conversation
-from sessionref.query import CandidateSearch, SessionQuery, SessionRecord, SurfaceSnapshot
-from sessionref.references import (
-    Candidate,
-    PreparedReferencedMessage,
-    ReferencePreview,
-    SessionReferences,
-)
-from sessionref.retainer import truncate_with_notice
-from sessionref.retention import RetainedReference, RetentionStats, retain_referenced_session
-from sessionref.signal import AbortSignal
-from sessionref.spill import DirectorySpillStore, MemorySpillStore, SpillStore
-from sessionref.uri import (
-    SESSION_REFERENCE_SCHEME,
-    ParsedReferenceText,
-    SessionReference,
-    decode_session_reference_uri,
-    encode_session_reference_uri,
-    format_session_reference_mention,
-    parse_session_reference_text,
-)
-
-_LAZY: dict[str, str] = {
-    "open_store": "sessionref.store",
-    "SessionStore": "sessionref.store",
-    "StoreError": "sessionref.store",
-    "default_store_root": "sessionref.store",
-    "Agent": "sessionref.agent",
-    "AgentError": "sessionref.agent",
-    "deliver_with_references": "sessionref.agent",
-    "make_user_message": "sessionref.agent",
-    "Workspace": "sessionref.workspace",
-    "ChatModel": "sessionref.models",
-    "DemoModel": "sessionref.models",
-    "ModelError": "sessionref.models",
-    "OpenAIChatModel": "sessionref.models",
-    "Settings": "sessionref.settings",
-    "load_settings": "sessionref.settings",
-    "build_model": "sessionref.settings",
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    # contract: pure, standard library only
+    "sessionref.contract.errors": ("CodedError", "ErrorCode", "SessionReferenceError"),
+    "sessionref.contract.js_json": ("stringify_tag_safe_json", "utf8_len"),
+    "sessionref.contract.projection": (
+        "ProjectedItem",
+        "is_compact_checkpoint_source",
+        "project_session_conversation",
+    ),
+    "sessionref.contract.reference_budget": (
+        "RetainedReference",
+        "RetentionStats",
+        "retain_referenced_session",
+    ),
+    "sessionref.contract.text_retainer": ("truncate_with_notice",),
+    "sessionref.contract.uri": (
+        "SESSION_REFERENCE_SCHEME",
+        "ParsedReferenceText",
+        "SessionReference",
+        "decode_session_reference_uri",
+        "encode_session_reference_uri",
+        "format_session_reference_mention",
+        "parse_session_reference_text",
+    ),
+    "sessionref.contract.options": (
+        "DEFAULT_CANDIDATE_LIMIT",
+        "DEFAULT_MAX_REFERENCE_BYTES",
+        "MAX_REFERENCES",
+    ),
+    # service
+    "sessionref.service.abort": ("AbortSignal",),
+    "sessionref.service.config": ("SessionReferenceConfig",),
+    "sessionref.service.protocols": ("CandidateSearch", "SessionQuery", "SessionRecord", "SurfaceSnapshot"),
+    "sessionref.service.references": (
+        "Candidate",
+        "PreparedReferencedMessage",
+        "ReferencePreview",
+        "SessionReferences",
+    ),
+    "sessionref.service.spill": ("MemorySpillStore", "SpillStore"),
+    # store, runtime, models, wiring
+    "sessionref.store": ("SessionStore", "StoreError", "open_store"),
+    "sessionref.store.spill_files": ("DirectorySpillStore",),
+    "sessionref.agent": ("Agent", "AgentError", "deliver_with_references", "make_user_message"),
+    "sessionref.models": ("ChatModel", "DemoModel", "ModelError", "OpenAIChatModel"),
+    "sessionref.host.workspace": ("Workspace",),
+    "sessionref.host.settings": ("Settings", "default_store_root", "load_settings"),
+    "sessionref.host.model_choice": ("build_model",),
 }
+
+_HOME: dict[str, str] = {name: module for module, names in _PUBLIC.items() for name in names}
+
+__all__ = [
+    "DEFAULT_CANDIDATE_LIMIT",
+    "DEFAULT_MAX_REFERENCE_BYTES",
+    "MAX_REFERENCES",
+    "SESSION_REFERENCE_SCHEME",
+    "AbortSignal",
+    "Agent",
+    "AgentError",
+    "Candidate",
+    "CandidateSearch",
+    "ChatModel",
+    "CodedError",
+    "DemoModel",
+    "DirectorySpillStore",
+    "ErrorCode",
+    "MemorySpillStore",
+    "ModelError",
+    "OpenAIChatModel",
+    "ParsedReferenceText",
+    "PreparedReferencedMessage",
+    "ProjectedItem",
+    "ReferencePreview",
+    "RetainedReference",
+    "RetentionStats",
+    "SessionQuery",
+    "SessionRecord",
+    "SessionReference",
+    "SessionReferenceConfig",
+    "SessionReferenceError",
+    "SessionReferences",
+    "SessionStore",
+    "Settings",
+    "SpillStore",
+    "StoreError",
+    "SurfaceSnapshot",
+    "Workspace",
+    "build_model",
+    "decode_session_reference_uri",
+    "default_store_root",
+    "deliver_with_references",
+    "encode_session_reference_uri",
+    "format_session_reference_mention",
+    "is_compact_checkpoint_source",
+    "load_settings",
+    "make_user_message",
+    "open_store",
+    "parse_session_reference_text",
+    "project_session_conversation",
+    "retain_referenced_session",
+    "stringify_tag_safe_json",
+    "truncate_with_notice",
+    "utf8_len",
+]
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs only
+    from sessionref.agent import Agent, AgentError, deliver_with_references, make_user_message
+    from sessionref.contract.errors import CodedError, ErrorCode, SessionReferenceError
+    from sessionref.contract.js_json import stringify_tag_safe_json, utf8_len
+    from sessionref.contract.options import (
+        DEFAULT_CANDIDATE_LIMIT,
+        DEFAULT_MAX_REFERENCE_BYTES,
+        MAX_REFERENCES,
+    )
+    from sessionref.contract.projection import (
+        ProjectedItem,
+        is_compact_checkpoint_source,
+        project_session_conversation,
+    )
+    from sessionref.contract.reference_budget import (
+        RetainedReference,
+        RetentionStats,
+        retain_referenced_session,
+    )
+    from sessionref.contract.text_retainer import truncate_with_notice
+    from sessionref.contract.uri import (
+        SESSION_REFERENCE_SCHEME,
+        ParsedReferenceText,
+        SessionReference,
+        decode_session_reference_uri,
+        encode_session_reference_uri,
+        format_session_reference_mention,
+        parse_session_reference_text,
+    )
+    from sessionref.host.model_choice import build_model
+    from sessionref.host.settings import Settings, default_store_root, load_settings
+    from sessionref.host.workspace import Workspace
+    from sessionref.models import ChatModel, DemoModel, ModelError, OpenAIChatModel
+    from sessionref.service.abort import AbortSignal
+    from sessionref.service.config import SessionReferenceConfig
+    from sessionref.service.protocols import CandidateSearch, SessionQuery, SessionRecord, SurfaceSnapshot
+    from sessionref.service.references import (
+        Candidate,
+        PreparedReferencedMessage,
+        ReferencePreview,
+        SessionReferences,
+    )
+    from sessionref.service.spill import MemorySpillStore, SpillStore
+    from sessionref.store import SessionStore, StoreError, open_store
+    from sessionref.store.spill_files import DirectorySpillStore
 
 
 def __getattr__(name: str) -> Any:
-    """Load the store, runtime and model names on first access."""
-    module = _LAZY.get(name)
+    """Load a public name from its layer on first access."""
+    module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'sessionref' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -72,46 +175,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
-
-
-__all__ = [  # grouped by layer, not alphabetically
-    # contract
-    "SESSION_REFERENCE_SCHEME",
-    "ErrorCode",
-    "SessionReferenceError",
-    "SessionReference",
-    "ParsedReferenceText",
-    "encode_session_reference_uri",
-    "decode_session_reference_uri",
-    "format_session_reference_mention",
-    "parse_session_reference_text",
-    "stringify_tag_safe_json",
-    "utf8_len",
-    "truncate_with_notice",
-    "ProjectedItem",
-    "project_session_conversation",
-    "is_compact_checkpoint_source",
-    "RetainedReference",
-    "RetentionStats",
-    "retain_referenced_session",
-    # service
-    "MAX_REFERENCES",
-    "DEFAULT_CANDIDATE_LIMIT",
-    "DEFAULT_MAX_REFERENCE_BYTES",
-    "SessionReferenceConfig",
-    "SessionQuery",
-    "CandidateSearch",
-    "SessionRecord",
-    "SurfaceSnapshot",
-    "SessionReferences",
-    "Candidate",
-    "PreparedReferencedMessage",
-    "ReferencePreview",
-    "AbortSignal",
-    "SpillStore",
-    "MemorySpillStore",
-    "DirectorySpillStore",
-    # store, runtime, models (lazy)
-    *_LAZY,
-]
+    return sorted([*globals(), *_HOME])

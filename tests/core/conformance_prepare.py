@@ -16,10 +16,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessionref.errors import SessionReferenceError, js_error_name
-from sessionref.jsjson import json_string_literal
-from sessionref.query import SessionRecord, SurfaceSnapshot
-from sessionref.references import SessionReferences
+from sessionref.contract.errors import SessionReferenceError, js_error_name
+from sessionref.contract.js_json import json_string_literal
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
+from sessionref.service.references import SessionReferences
 
 
 class _VectorAgent:

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionref.jsjson import json_string_literal
-from sessionref.query import SessionRecord, SurfaceSnapshot
+from sessionref.contract.js_json import json_string_literal
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The mention grammar of contract §1.5 as the one regular expression upstream uses: the reference model.
 
 This was the project's implementation until the scan became linear
-(`sessionref.mention_scanner`). Python's `re` backtracks like JavaScript's
+(`sessionref.contract.mention_scanner`). Python's `re` backtracks like JavaScript's
 engine and tries the two alternatives in order at each position, so over a
 text whose surrogate pairs are combined (`to_js_string`) it *is* the contract,
 only quadratic. Tests compare the linear scan with it; `bench/bench_parse.py`
@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from sessionref.jsjson import to_js_string
-from sessionref.mention_scanner import JS_LINE_TERMINATORS, JS_WHITESPACE
-from sessionref.uri import SessionReference, decode_session_reference_uri
+from sessionref.contract.js_json import to_js_string
+from sessionref.contract.mention_scanner import JS_LINE_TERMINATORS, JS_WHITESPACE
+from sessionref.contract.uri import SessionReference, decode_session_reference_uri
 
 MENTION_OR_BARE_URI: Final = re.compile(
     r"@\[(?P<label>(?:\\[^" + JS_LINE_TERMINATORS + r"]|[^\\\]])*)\]"

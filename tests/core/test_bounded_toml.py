@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sessionref.bounded_toml import (
+from sessionref.host.bounded_toml import (
     MAX_TOML_BYTES,
     MAX_TOML_DEPTH,
     TomlRejected,

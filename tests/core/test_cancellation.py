@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sessionref.cancellation import race
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.signal import AbortSignal
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.service.abort import AbortSignal
+from sessionref.service.cancellation import race
 
 
 async def test_without_a_signal_race_is_a_plain_await() -> None:

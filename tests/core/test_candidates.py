@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 from fakes import Agent, FakeSearchSessions, FakeSessions, SessionBuilder
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.references import SessionReferences
-from sessionref.signal import AbortSignal
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.service.abort import AbortSignal
+from sessionref.service.references import SessionReferences
 
 
 def ranking_sessions(cls: type[FakeSessions] = FakeSessions) -> FakeSessions:

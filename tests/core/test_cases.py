@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionref.errors import SessionReferenceError
-from sessionref.jsjson import UNDEFINED, stringify_tag_safe_json, utf8_len
-from sessionref.projection import ProjectedItem
-from sessionref.retainer import head_tail_retain, truncate_with_notice
-from sessionref.retention import retain_projected_items
-from sessionref.uri import (
+from sessionref.contract.errors import SessionReferenceError
+from sessionref.contract.js_json import UNDEFINED, stringify_tag_safe_json, utf8_len
+from sessionref.contract.projection import ProjectedItem
+from sessionref.contract.reference_budget import retain_projected_items
+from sessionref.contract.text_retainer import head_tail_retain, truncate_with_notice
+from sessionref.contract.uri import (
     decode_session_reference_uri,
     encode_session_reference_uri,
     format_session_reference_mention,

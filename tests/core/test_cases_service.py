@@ -10,15 +10,16 @@ from typing import Any
 
 import pytest
 from fakes import Agent, FakeSessions
-from sessionref.direct_messages import prepare_direct_messages
-from sessionref.errors import SessionReferenceError
-from sessionref.projection import ProjectedItem
-from sessionref.query import SessionRecord
-from sessionref.references import CapturedReference, SessionReferences, omission_notices
-from sessionref.retention import retain_projected_items
-from sessionref.snapshot_message import automatic_reference_budget, reference_record, render_prompt
-from sessionref.spill import MemorySpillStore, SpillOwner, SpillRef, SpillSource
-from sessionref.uri import SessionReference
+from sessionref.contract.context_message import automatic_reference_budget, reference_record, render_prompt
+from sessionref.contract.errors import SessionReferenceError
+from sessionref.contract.omissions import SpillOwner, SpillRef, SpillSource
+from sessionref.contract.projection import ProjectedItem
+from sessionref.contract.reference_budget import retain_projected_items
+from sessionref.contract.uri import SessionReference
+from sessionref.service.direct_messages import prepare_direct_messages
+from sessionref.service.protocols import SessionRecord
+from sessionref.service.references import CapturedReference, SessionReferences, omission_notices
+from sessionref.service.spill import MemorySpillStore
 
 CASES_FILE = Path(
     os.environ.get("SESSIONREF_CASES", Path(__file__).resolve().parents[1] / "conformance" / "cases.json")

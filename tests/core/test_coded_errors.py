@@ -2,9 +2,9 @@
 
 import pytest
 from sessionref.agent import AgentError
-from sessionref.errors import CodedError, ErrorCode, SessionReferenceError, error_parts
+from sessionref.contract.errors import CodedError, ErrorCode, SessionReferenceError, error_parts
+from sessionref.host.settings import SettingsError
 from sessionref.models import ModelError
-from sessionref.settings import SettingsError
 from sessionref.store import StoreError
 
 

@@ -7,14 +7,10 @@ from typing import Any
 
 import pytest
 from fakes import FakeSessions
-from sessionref.config import (
-    DEFAULT_CANDIDATE_LIMIT,
-    DEFAULT_MAX_REFERENCE_BYTES,
-    MAX_REFERENCES,
-    SessionReferenceConfig,
-)
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.references import SessionReferences
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.options import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES
+from sessionref.service.config import SessionReferenceConfig
+from sessionref.service.references import SessionReferences
 
 INT = "session-reference: {} must be a positive safe integer"
 FRACTION = "session-reference: referenceContextFraction must be between zero and one"

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionref.errors import SessionReferenceError, js_error_name
-from sessionref.jsjson import UNDEFINED, stringify_tag_safe_json
-from sessionref.projection import UnreachableSurfaceEventError
-from sessionref.retainer import TextRetainer, truncate_with_notice
-from sessionref.retention import retain_referenced_session
-from sessionref.uri import (
+from sessionref.contract.errors import SessionReferenceError, js_error_name
+from sessionref.contract.js_json import UNDEFINED, stringify_tag_safe_json
+from sessionref.contract.projection import UnreachableSurfaceEventError
+from sessionref.contract.reference_budget import retain_referenced_session
+from sessionref.contract.text_retainer import TextRetainer, truncate_with_notice
+from sessionref.contract.uri import (
     decode_session_reference_uri,
     encode_session_reference_uri,
     format_session_reference_mention,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sessionref.excerpts import bounded_excerpt
+from sessionref.contract.excerpts import bounded_excerpt
 
 
 def test_short_text_is_kept_as_is() -> None:

@@ -18,16 +18,16 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from sessionref.config import SessionReferenceConfig
-from sessionref.errors import CodedError, SessionReferenceError
-from sessionref.jsjson import js_json_parse, stringify_tag_safe_json
-from sessionref.settings import SettingsError, load_settings
-from sessionref.uri import (
+from sessionref.contract.errors import CodedError, SessionReferenceError
+from sessionref.contract.js_json import js_json_parse, stringify_tag_safe_json
+from sessionref.contract.uri import (
     decode_session_reference_uri,
     find_mention_spans,
     format_session_reference_mention,
     parse_session_reference_text,
 )
+from sessionref.host.settings import SettingsError, load_settings
+from sessionref.service.config import SessionReferenceConfig
 
 FUZZ = settings(max_examples=250, deadline=None)
 DEEP = 100_000  # well past every recursion limit

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from sessionref.errors import CodedError, ContractRangeError, ContractSyntaxError
-from sessionref.jsjson import (
+from sessionref.contract.errors import CodedError, ContractRangeError, ContractSyntaxError
+from sessionref.contract.js_json import (
     MAX_JSON_DEPTH,
     UNDEFINED,
     Undefined,

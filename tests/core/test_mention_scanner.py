@@ -12,10 +12,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mention_regex_reference import regex_matches, regex_parse
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.jsjson import to_js_string
-from sessionref.mention_scanner import scan_mentions
-from sessionref.uri import (
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.js_json import to_js_string
+from sessionref.contract.mention_scanner import scan_mentions
+from sessionref.contract.uri import (
     encode_session_reference_uri,
     find_mention_spans,
     parse_session_reference_text,

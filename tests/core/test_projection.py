@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sessionref.projection import (
+from sessionref.contract.projection import (
     ProjectedItem,
     UnreachableSurfaceEventError,
     is_compact_checkpoint_source,

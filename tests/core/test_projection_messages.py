@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionref.projection import (
+from sessionref.contract.projection import (
     QUOTED_EVENT_EXCERPT,
     QUOTED_EVENT_LIMIT,
     UnreachableSurfaceEventError,

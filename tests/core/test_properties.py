@@ -11,10 +11,10 @@ import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sessionref.jsjson import stringify_tag_safe_json, to_js_string, utf8_len
-from sessionref.projection import ProjectedItem
-from sessionref.retention import retain_projected_items, snapshot_data
-from sessionref.uri import (
+from sessionref.contract.js_json import stringify_tag_safe_json, to_js_string, utf8_len
+from sessionref.contract.projection import ProjectedItem
+from sessionref.contract.reference_budget import retain_projected_items, snapshot_data
+from sessionref.contract.uri import (
     decode_session_reference_uri,
     encode_session_reference_uri,
     format_session_reference_mention,

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 from fakes import Agent, FakeSessions, SessionBuilder, append_conversation
-from sessionref.direct_messages import prepare_direct_messages
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.jsjson import stringify_tag_safe_json, utf8_len
-from sessionref.references import PreparedReferencedMessage, SessionReferences
-from sessionref.signal import AbortSignal
-from sessionref.snapshot_message import PROMPT_PREFIX, PROMPT_SUFFIX
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.context_message import PROMPT_PREFIX, PROMPT_SUFFIX
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.js_json import stringify_tag_safe_json, utf8_len
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
+from sessionref.service.abort import AbortSignal
+from sessionref.service.direct_messages import prepare_direct_messages
+from sessionref.service.references import PreparedReferencedMessage, SessionReferences
 
 TARGET = Agent("target", "/target")
 GO = [{"type": "text", "text": "go"}]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-import sessionref.references as references_module
+import sessionref.service.references as references_module
 from fakes import Agent, FakeSessions, SessionBuilder
-from sessionref.references import SessionReferences
+from sessionref.service.references import SessionReferences
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from fakes import Agent
-from sessionref.query import SessionRecord, SurfaceSnapshot
-from sessionref.references import SessionReferences
-from sessionref.spill import DirectorySpillStore
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
+from sessionref.service.references import SessionReferences
 from sessionref.store import open_store
+from sessionref.store.spill_files import DirectorySpillStore
 
 
 class GenericOnly:

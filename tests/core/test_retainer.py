@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from sessionref.jsjson import encode_utf8, utf8_len
-from sessionref.retainer import (
+from sessionref.contract.js_json import encode_utf8, utf8_len
+from sessionref.contract.text_retainer import (
     PushResult,
     RetainedText,
     TextRetainer,

@@ -6,9 +6,13 @@ import re
 from typing import Any
 
 import pytest
-from sessionref.jsjson import stringify_tag_safe_json, utf8_len
-from sessionref.projection import ProjectedItem, UnreachableSurfaceEventError
-from sessionref.retention import RetentionStats, retain_projected_items, retain_referenced_session
+from sessionref.contract.js_json import stringify_tag_safe_json, utf8_len
+from sessionref.contract.projection import ProjectedItem, UnreachableSurfaceEventError
+from sessionref.contract.reference_budget import (
+    RetentionStats,
+    retain_projected_items,
+    retain_referenced_session,
+)
 
 NOTICE = re.compile(r"\n\[… omitted (\d+) UTF-8 bytes …\]\Z")
 CHECKPOINT_TEXT = "<compacted-summary>checkpoint</compacted-summary>"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pytest
-from sessionref.query import SessionRecord, SurfaceSnapshot
-from sessionref.session_ids import (
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
+from sessionref.service.session_ids import (
     AMBIGUOUS_MATCHES_SHOWN,
     SESSION_ID_AMBIGUOUS,
     STORE_SESSION_NOT_FOUND,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from sessionref import errors
-from sessionref.errors import ErrorCode, SessionReferenceError, js_error_name
+from sessionref.contract import errors
+from sessionref.contract.errors import ErrorCode, SessionReferenceError, js_error_name
 
 
 def test_the_seven_codes_are_the_upstream_strings() -> None:

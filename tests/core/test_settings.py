@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sessionref.models import DemoModel, OpenAIChatModel
-from sessionref.settings import (
+from sessionref.host.model_choice import build_model
+from sessionref.host.settings import (
     SETTINGS_FILE_INVALID,
     SETTINGS_INVALID,
     SettingsError,
-    build_model,
     default_store_root,
     load_settings,
 )
+from sessionref.models import DemoModel, OpenAIChatModel
 
 
 def write_config(root: Path, text: str) -> Path:
@@ -47,12 +47,9 @@ def test_store_root_from_argument_then_sessionref_home(tmp_path: Path) -> None:
     assert fallback == default_store_root({})
 
 
-def test_default_store_root_agrees_with_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sessionref.store import default_store_root as store_default
-
-    monkeypatch.delenv("SESSIONREF_HOME", raising=False)
-    assert default_store_root({}) == store_default()
+def test_the_default_store_root_is_in_the_user_data_folder(tmp_path: Path) -> None:
     assert default_store_root({}).parts[-2:] == ("sessionref", "sessions")
+    assert default_store_root({"SESSIONREF_HOME": str(tmp_path / "home")}) == tmp_path / "home"
 
 
 def test_one_env_var_switches_to_the_real_model(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sessionref.settings import SettingsError, load_settings
+from sessionref.host.settings import SettingsError, load_settings
 
 
 def test_the_opt_in_setting_from_config_toml_and_the_environment(tmp_path: Path) -> None:

@@ -10,19 +10,14 @@ from typing import Any
 
 import pytest
 from fakes import Agent, FakeSessions, SessionBuilder, append_conversation
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.jsjson import stringify_tag_safe_json, utf8_len
-from sessionref.references import PreparedReferencedMessage, SessionReferences
-from sessionref.signal import AbortSignal
-from sessionref.spill import (
-    DirectorySpillStore,
-    MemorySpillStore,
-    SpillOwner,
-    SpillRef,
-    SpillSource,
-    encode_path_segment,
-    fragment_lines,
-)
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.js_json import stringify_tag_safe_json, utf8_len
+from sessionref.contract.omissions import SpillOwner, SpillRef, SpillSource, fragment_lines
+from sessionref.service.abort import AbortSignal
+from sessionref.service.references import PreparedReferencedMessage, SessionReferences
+from sessionref.service.spill import MemorySpillStore
+from sessionref.store import StoreError
+from sessionref.store.spill_files import DirectorySpillStore, encode_path_segment
 
 TARGET = Agent("target")
 GO = [{"type": "text", "text": "go"}]
@@ -280,7 +275,7 @@ async def test_prepare_with_a_directory_store_records_a_readable_locator(tmp_pat
 async def test_the_directory_store_works_where_hard_links_are_unsupported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_links(source: object, target: object) -> None:
+    def no_links(*args: object, **kwargs: object) -> None:
         raise PermissionError("links not supported here")
 
     monkeypatch.setattr(os, "link", no_links)
@@ -290,3 +285,15 @@ async def test_the_directory_store_works_where_hard_links_are_unsupported(
     second = await store.save_text(owner, source, "a.txt", "two")
     assert (Path(first.locator).read_text("utf-8"), Path(second.locator).read_text("utf-8")) == ("one", "two")
     assert sorted(os.listdir(tmp_path / "spill" / "t")) == ["a-2.txt", "a.txt"]
+
+
+async def test_a_spill_folder_that_links_out_of_the_root_is_refused(tmp_path: Path) -> None:
+    """Nothing outside the store root: a `spill` folder that is a symlink elsewhere is never written."""
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "spill").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(StoreError) as raised:
+        await DirectorySpillStore(root).save_text(SpillOwner("t"), SpillSource("s", "l"), "a.txt", "secret")
+    assert raised.value.code == "STORE_UNSAFE_PATH"
+    assert list(outside.iterdir()) == []

@@ -5,16 +5,16 @@ from __future__ import annotations
 import base64
 
 import pytest
-from sessionref.errors import (
+from sessionref.contract.errors import (
     ContractRangeError,
     ContractSyntaxError,
     ContractTypeError,
     ErrorCode,
     SessionReferenceError,
 )
-from sessionref.excerpts import bounded_excerpt
-from sessionref.jsjson import MAX_JSON_DEPTH
-from sessionref.uri import (
+from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.contract.js_json import MAX_JSON_DEPTH
+from sessionref.contract.uri import (
     QUOTED_URI_EXCERPT,
     QUOTED_URI_LIMIT,
     SESSION_REFERENCE_SCHEME,

@@ -16,10 +16,10 @@ import struct
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mention_regex_reference import regex_matches
-from sessionref.errors import SessionReferenceError
-from sessionref.jsjson import js_json_parse, stringify_tag_safe_json, to_js_string
-from sessionref.retainer import head_tail_retain, truncate_with_notice
-from sessionref.uri import (
+from sessionref.contract.errors import SessionReferenceError
+from sessionref.contract.js_json import js_json_parse, stringify_tag_safe_json, to_js_string
+from sessionref.contract.text_retainer import head_tail_retain, truncate_with_notice
+from sessionref.contract.uri import (
     decode_session_reference_uri,
     encode_session_reference_uri,
     find_mention_spans,

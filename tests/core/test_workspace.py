@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 import zstandard
 from sessionref.agent import Agent, AgentError, make_user_message
-from sessionref.errors import SessionReferenceError
+from sessionref.contract.errors import SessionReferenceError
+from sessionref.contract.uri import format_session_reference_mention
+from sessionref.host.settings import Settings
+from sessionref.host.workspace import Workspace, merge_returned_drafts
 from sessionref.models import DemoModel
-from sessionref.settings import Settings
-from sessionref.signal import AbortSignal
+from sessionref.service.abort import AbortSignal
 from sessionref.store import SessionStore, encode_session_segment, open_store, project_key
 from sessionref.store.layout import session_dir
-from sessionref.uri import format_session_reference_mention
-from sessionref.workspace import Workspace, merge_returned_drafts
 
 CWD = "/home/ana/app"
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sessionref.host.settings import load_settings
+from sessionref.host.workspace import DraftSession, Workspace
 from sessionref.models import DemoModel
-from sessionref.settings import load_settings
 from sessionref.store import SessionStore, open_store
-from sessionref.workspace import DraftSession, Workspace
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import DEMO_NAMESPACE, demo_session_id, seed_demo_store
 

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sessionref.signal import AbortSignal
+from sessionref.service.abort import AbortSignal
 from sessionref_tui.widgets.composer import Composer
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app_factory import GatedModel, Harness, build_harness, session_id_for
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.widgets.composer import Composer
 from textual.pilot import Pilot
 

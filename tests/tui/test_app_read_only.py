@@ -7,7 +7,7 @@ from typing import Any
 
 import zstandard
 from app_factory import Harness, build_harness, session_id_for
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.widgets.composer import Composer
 from textual.pilot import Pilot
 from textual.widgets import Static

@@ -12,7 +12,7 @@ from composer_harness import (
     settle,
     type_text,
 )
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.widgets.composer import LOADING_DELAY, SEARCH_DEBOUNCE, mention_for
 from textual import events
 from textual.widgets.text_area import Selection

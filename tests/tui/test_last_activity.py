@@ -9,7 +9,7 @@ from typing import Any
 
 from app_factory import FIXED_NOW_MS, Harness, build_harness, session_id_for
 from composer_harness import NOW_MS, ComposerHarness, FakeCandidate, FakeSource, rendered, settle, type_text
-from sessionref.query import SessionRecord
+from sessionref.service.protocols import SessionRecord
 from sessionref_tui.widgets.candidate_rows import RowFields
 from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
 from textual.command import CommandPalette

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sessionref.host.settings import load_settings
+from sessionref.host.workspace import Workspace
 from sessionref.models import DemoModel
-from sessionref.settings import load_settings
 from sessionref.store import SessionStore, StoreError, open_store
-from sessionref.workspace import Workspace
 from sessionref_tui import launch
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import HOSTILE_TITLE, demo_session_id, seed_demo_store

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sessionref.settings import load_settings
+from sessionref.host.settings import load_settings
 from sessionref_tui.launch import WorkspaceOpener
 
 OPT_IN = "[store]\nwrite_foreign_sessions = true\n"

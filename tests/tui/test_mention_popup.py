@@ -20,7 +20,7 @@ from composer_harness import (
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from sessionref.uri import parse_session_reference_text
+from sessionref.contract.uri import parse_session_reference_text
 from sessionref_tui.display import match_spans
 from sessionref_tui.widgets.candidate_rows import (
     MATCH_STYLE,

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from sessionref.signal import AbortSignal
+from sessionref.service.abort import AbortSignal
 from sessionref_tui.store_loading import StoreLoading, WhenReady
 from textual.app import App, ComposeResult
 from textual.widgets import Label, ProgressBar

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app_factory import build_harness, session_id_for
-from sessionref.signal import AbortSignal
+from sessionref.service.abort import AbortSignal
 from sessionref_tui.widgets.sidebar import Sidebar
 from textual.command import CommandPalette
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from sessionref.agent import Agent
-from sessionref.candidates import label_from_title
-from sessionref.errors import SessionReferenceError
-from sessionref.signal import AbortSignal
-from sessionref.uri import SessionReference, format_session_reference_mention
-from sessionref.workspace import NEW_SESSION_NAME, Workspace
+from sessionref.contract.errors import SessionReferenceError
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
+from sessionref.host.workspace import Workspace
+from sessionref.service.abort import AbortSignal
+from sessionref.service.candidates import label_from_title
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,7 +24,8 @@ from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
-from sessionref_tui.display import inert
+from sessionref_tui.display import NEW_SESSION_NAME, inert
+from sessionref_tui.mention_source import WorkspaceMentionSource
 from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
@@ -34,7 +35,6 @@ from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpene
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
-from sessionref_tui.widgets.mention_source import WorkspaceMentionSource
 from sessionref_tui.widgets.queued import QueuedMessages
 from sessionref_tui.widgets.sidebar import Sidebar
 from sessionref_tui.widgets.status_bar import StatusBar

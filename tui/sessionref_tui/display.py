@@ -12,6 +12,9 @@ from typing import Final
 
 from rich.cells import cell_len
 
+NEW_SESSION_NAME: Final = "New session"
+"""What both UIs call a session that has no title yet (a draft, or one without a first message)."""
+
 ELLIPSIS: Final = "…"
 """The one-cell marker put where text was cut."""
 

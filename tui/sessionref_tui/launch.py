@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from sessionref.host.model_choice import build_model
+from sessionref.host.settings import Settings, load_settings
+from sessionref.host.workspace import Workspace
 from sessionref.models import DemoModel
-from sessionref.settings import Settings, build_model, load_settings
 from sessionref.store import SessionStore, open_store
-from sessionref.workspace import Workspace
 
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import seed_demo_store

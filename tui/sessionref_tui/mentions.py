@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from sessionref.uri import find_mention_spans
+from sessionref.contract.uri import find_mention_spans
 
 from sessionref_tui.display import inert
 

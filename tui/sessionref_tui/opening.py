@@ -12,7 +12,7 @@ import asyncio
 import gc
 import threading
 
-from sessionref.workspace import Workspace
+from sessionref.host.workspace import Workspace
 from textual import on, work
 from textual.app import App
 

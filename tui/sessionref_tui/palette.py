@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from sessionref.workspace import NEW_SESSION_NAME
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
 from sessionref_tui.display import (
+    NEW_SESSION_NAME,
     home_relative,
     inert,
     match_spans,

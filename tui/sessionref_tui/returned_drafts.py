@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sessionref.workspace import ReturnedDraft
+from sessionref.host.workspace import ReturnedDraft
 
 
 def _messages(count: int, adjective: str = "") -> str:

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.agent import Agent
-from sessionref.workspace import (
-    NEW_SESSION_NAME,
+from sessionref.host.workspace import (
     DraftSession,
     ReturnedDraft,
     Workspace,
@@ -26,7 +25,7 @@ from textual import on, work
 from textual.message import Message
 from textual.screen import Screen
 
-from sessionref_tui.display import inert
+from sessionref_tui.display import NEW_SESSION_NAME, inert
 from sessionref_tui.opening import OpeningApp
 from sessionref_tui.returned_drafts import KeptDrafts, kept_notice, restored_notice, returned_notice
 from sessionref_tui.store_loading import WorkspaceOpener

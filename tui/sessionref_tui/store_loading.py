@@ -11,14 +11,14 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from sessionref.signal import AbortSignal
-from sessionref.workspace import Workspace
+from sessionref.host.workspace import Workspace
+from sessionref.service.abort import AbortSignal
+from sessionref.service.protocols import Progress
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, ProgressBar
 
-Progress = Callable[[int, int], None]
 WorkspaceOpener = Callable[[Progress], Workspace]
 """Opens the workspace (in a worker thread), reporting first-time indexing as `progress(done, total)`."""
 

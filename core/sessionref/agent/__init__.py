@@ -1,6 +1,6 @@
 """The agent runtime: inbox, step loop, pre-step chain and idle/running delivery."""
 
-from sessionref.agent.agent import Agent, AgentStatus, Placement
+from sessionref.agent.agent import Agent, AgentStatus
 from sessionref.agent.delivery import (
     DeliveryOutcome,
     DeliveryTicket,
@@ -17,6 +17,7 @@ from sessionref.agent.prestep import (
     PreStepListener,
     Reject,
 )
+from sessionref.contract.options import Placement
 
 __all__ = [
     "Agent",

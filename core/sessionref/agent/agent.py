@@ -41,11 +41,11 @@ from sessionref.agent.inbox import Inbox, InboxList
 from sessionref.agent.listeners import Listeners
 from sessionref.agent.messages import check_user_message, conversation_from_surface
 from sessionref.agent.prestep import PreStepChain, PreStepContext, PreStepListener, Reject
+from sessionref.contract.options import Placement
 
 logger = logging.getLogger(__name__)
 
 AgentStatus = Literal["idle", "running"]
-Placement = Literal["before", "after"]
 
 
 class Agent:

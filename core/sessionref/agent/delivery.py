@@ -20,9 +20,10 @@ import copy
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from sessionref.agent.agent import Agent, Placement
+from sessionref.agent.agent import Agent
 from sessionref.agent.messages import check_user_message, make_user_message
 from sessionref.agent.prestep import Enter, NextDecision, PreStepContext, PreStepDecision
+from sessionref.contract.options import Placement
 
 DeliveryOutcome = Literal["entered", "rejected", "discarded"]
 

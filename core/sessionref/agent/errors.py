@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from sessionref.errors import CodedError
+from sessionref.contract.errors import CodedError
 
 AGENT_READ_ONLY: Final = "AGENT_READ_ONLY"
 AGENT_INVALID_MESSAGE: Final = "AGENT_INVALID_MESSAGE"

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sessionref.agent.errors import AGENT_INVALID_MESSAGE, AgentError
-from sessionref.projection import message_text as content_text
+from sessionref.contract.projection import message_text as content_text
 
 DIRECT_SOURCE: dict[str, Any] = {"kind": "user"}
 

@@ -1,32 +1,48 @@
-"""Chat models: the offline demo model and an OpenAI-compatible streaming model."""
+"""Chat models: the offline demo model and an OpenAI-compatible streaming model.
 
-from sessionref.models.base import (
-    MODEL_AUTH,
-    MODEL_BAD_REQUEST,
-    MODEL_BAD_RESPONSE,
-    MODEL_ERROR_CODES,
-    MODEL_HTTP_ERROR,
-    MODEL_REDIRECT,
-    MODEL_STREAM_DROPPED,
-    MODEL_STREAM_TOO_LARGE,
-    MODEL_TIMEOUT,
-    MODEL_UNREACHABLE,
-    ChatModel,
-    ModelError,
-)
-from sessionref.models.demo import DEMO_CONTEXT_WINDOW, DemoModel
-from sessionref.models.openai import DEFAULT_BASE_URL, OpenAIChatModel, known_context_window
-from sessionref.models.openai_stream import (
-    DEFAULT_DEADLINE,
-    MAX_REDIRECTS,
-    MAX_REPLY_BYTES,
-    MAX_SSE_LINE_BYTES,
-    StreamLimits,
-)
+Names load on first use, so `sessionref.models.base` (the protocol, the error type and the
+defaults) can be imported without loading httpx or pydantic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "sessionref.models.base": (
+        "DEFAULT_BASE_URL",
+        "DEFAULT_DEADLINE",
+        "DEFAULT_DEMO_PACE",
+        "MODEL_AUTH",
+        "MODEL_BAD_REQUEST",
+        "MODEL_BAD_RESPONSE",
+        "MODEL_ERROR_CODES",
+        "MODEL_HTTP_ERROR",
+        "MODEL_REDIRECT",
+        "MODEL_STREAM_DROPPED",
+        "MODEL_STREAM_TOO_LARGE",
+        "MODEL_TIMEOUT",
+        "MODEL_UNREACHABLE",
+        "ChatModel",
+        "ModelError",
+    ),
+    "sessionref.models.demo": ("DEMO_CONTEXT_WINDOW", "DemoModel"),
+    "sessionref.models.openai": ("OpenAIChatModel", "known_context_window"),
+    "sessionref.models.openai_stream": (
+        "MAX_REDIRECTS",
+        "MAX_REPLY_BYTES",
+        "MAX_SSE_LINE_BYTES",
+        "StreamLimits",
+    ),
+}
+
+_HOME: dict[str, str] = {name: module for module, names in _PUBLIC.items() for name in names}
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_DEADLINE",
+    "DEFAULT_DEMO_PACE",
     "DEMO_CONTEXT_WINDOW",
     "MAX_REDIRECTS",
     "MAX_REPLY_BYTES",
@@ -48,3 +64,44 @@ __all__ = [
     "StreamLimits",
     "known_context_window",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sessionref.models.base import (
+        DEFAULT_BASE_URL,
+        DEFAULT_DEADLINE,
+        DEFAULT_DEMO_PACE,
+        MODEL_AUTH,
+        MODEL_BAD_REQUEST,
+        MODEL_BAD_RESPONSE,
+        MODEL_ERROR_CODES,
+        MODEL_HTTP_ERROR,
+        MODEL_REDIRECT,
+        MODEL_STREAM_DROPPED,
+        MODEL_STREAM_TOO_LARGE,
+        MODEL_TIMEOUT,
+        MODEL_UNREACHABLE,
+        ChatModel,
+        ModelError,
+    )
+    from sessionref.models.demo import DEMO_CONTEXT_WINDOW, DemoModel
+    from sessionref.models.openai import OpenAIChatModel, known_context_window
+    from sessionref.models.openai_stream import (
+        MAX_REDIRECTS,
+        MAX_REPLY_BYTES,
+        MAX_SSE_LINE_BYTES,
+        StreamLimits,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on first access."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sessionref.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])

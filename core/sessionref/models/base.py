@@ -11,7 +11,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
-from sessionref.errors import CodedError
+from sessionref.contract.errors import CodedError
 
 MODEL_AUTH: Final = "MODEL_AUTH"
 MODEL_TIMEOUT: Final = "MODEL_TIMEOUT"
@@ -38,6 +38,15 @@ MODEL_ERROR_CODES: Final = frozenset(
 )
 
 ROLES: Final = ("user", "assistant", "system")
+
+DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
+"""Where the OpenAI-compatible model sends requests unless configured otherwise."""
+
+DEFAULT_DEADLINE: Final = 600.0
+"""Seconds one whole model call may take, however steadily the server keeps sending."""
+
+DEFAULT_DEMO_PACE: Final = 0.04
+"""Seconds between the words the demo model streams."""
 
 
 class ModelError(CodedError):

@@ -8,11 +8,10 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
-from sessionref.models.base import validate_messages
+from sessionref.models.base import DEFAULT_DEMO_PACE, validate_messages
 from sessionref.models.demo_reply import compose_demo_reply, compose_demo_summary
 
 DEMO_CONTEXT_WINDOW: Final = 32_768
-DEFAULT_DEMO_PACE: Final = 0.04
 
 _WORD = re.compile(r"\s*\S+|\s+")
 

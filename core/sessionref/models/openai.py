@@ -16,6 +16,7 @@ import httpx
 from pydantic import ValidationError
 
 from sessionref.models.base import (
+    DEFAULT_DEADLINE,
     MODEL_AUTH,
     MODEL_BAD_REQUEST,
     MODEL_BAD_RESPONSE,
@@ -28,7 +29,6 @@ from sessionref.models.base import (
     validate_messages,
 )
 from sessionref.models.openai_stream import (
-    DEFAULT_DEADLINE,
     EXCERPT_LIMIT,
     Deadline,
     StreamLimits,
@@ -40,7 +40,6 @@ from sessionref.models.openai_stream import (
 )
 from sessionref.models.openai_wire import ChatCompletionRequest, ServerErrorBody, WireMessage
 
-DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 ERROR_BODY_LIMIT: Final = 2048
 
 # Context windows (tokens) of well-known model ids; the longest matching prefix wins.

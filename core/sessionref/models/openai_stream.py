@@ -41,7 +41,6 @@ from sessionref.models.sse import SseDecoder, SseLineSplitter, reply_too_large_e
 DONE_SENTINEL: Final = "[DONE]"
 EXCERPT_LIMIT: Final = 200
 
-DEFAULT_DEADLINE: Final = 600.0
 """Seconds one model call may take from sending the request to the last byte of the reply.
 
 Long enough for a long reply from a slow model, short enough that a server trickling keep-alives

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from sessionref.contract.titles import normalize_title, prompt_title
 from sessionref.sources.foreign import (
     ForeignSession,
     ForeignSummary,
@@ -55,7 +56,6 @@ from sessionref.sources.foreign import (
 )
 from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp
 from sessionref.sources.scan import FileScan, scan_file
-from sessionref.sources.titles import normalize_title, prompt_title
 from sessionref.sources.walking import env_root, list_dirs, list_files, real_root
 
 __all__ = [

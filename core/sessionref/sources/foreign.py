@@ -3,7 +3,7 @@
 A foreign session (one Claude Code, Codex CLI or Gemini CLI conversation) is served to the
 reference contract as a *surface snapshot* `{"session": header, "capturedThroughSeq": N,
 "events": [...]}` shaped exactly like a folded DSH log (contract §3), so
-`sessionref.projection.project_session_conversation` projects it unchanged:
+`sessionref.contract.projection.project_session_conversation` projects it unchanged:
 
 * direct prompts are `user/message` events with source `{"kind": "user"}`;
 * answers are `assistant/message` events with source `{"kind": "model", provider, model}`;
@@ -28,7 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from sessionref.errors import CodedError
+from sessionref.contract.errors import CodedError
 
 __all__ = [
     "SOURCE_KINDS",
@@ -127,7 +127,7 @@ class ForeignSummary:
 class ForeignSession:
     """One foreign session read in full: its discovery facts plus a projectable surface snapshot.
 
-    `snapshot` is a `sessionref.query.SurfaceSnapshot`-shaped dict. `lines_read` counts every
+    `snapshot` is a `sessionref.service.protocols.SurfaceSnapshot`-shaped dict. `lines_read` counts every
     line met (complete ones plus an incomplete last one); `skipped_lines` those left out:
     blank, malformed (not one JSON object), oversized, and an incomplete last line.
     """

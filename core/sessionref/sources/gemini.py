@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from sessionref.contract.titles import normalize_title, prompt_title
 from sessionref.sources.foreign import (
     ForeignSession,
     ForeignSourceError,
@@ -55,7 +56,6 @@ from sessionref.sources.foreign import (
 )
 from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp, read_small_text
 from sessionref.sources.scan import FileScan, scan_file
-from sessionref.sources.titles import normalize_title, prompt_title
 from sessionref.sources.walking import list_dirs, list_files, real_root
 
 __all__ = ["KIND", "GeminiScan", "default_root", "project_cwd", "read_session", "scan_session_file", "walk"]

@@ -1,10 +1,10 @@
 """The embedded session store: DSH-compatible logs, folding, titles and a SQLite discovery index."""
 
+from sessionref.contract.titles import normalize_title
 from sessionref.store.errors import StoreError
 from sessionref.store.fold import fold_surface
 from sessionref.store.layout import encode_session_segment, project_key
-from sessionref.store.store import SessionStore, default_store_root, open_store
-from sessionref.store.titles import normalize_title
+from sessionref.store.store import SessionStore, open_store
 
 __all__ = [
     "SessionStore",

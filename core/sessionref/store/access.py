@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sessionref.query import SurfaceSnapshot
+from sessionref.service.protocols import SurfaceSnapshot
 from sessionref.store.errors import (
     STORE_INVALID_LOG,
     STORE_READ_ONLY,

@@ -12,12 +12,12 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
-from sessionref.query import SessionRecord
+from sessionref.service.protocols import Progress, SessionRecord
 from sessionref.store.errors import StoreError, shown_id
 from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
@@ -28,7 +28,6 @@ from sessionref.store.search import OVERLAY_LIMIT, CandidateIndex, sort_key
 
 log = logging.getLogger("sessionref.store")
 
-Progress = Callable[[int, int], None]
 _WINDOWS = os.name == "nt"  # junctions are reparse points that `is_symlink` does not report
 PROGRESS_EVERY = 250
 

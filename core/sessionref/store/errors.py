@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionref.errors import CodedError
+from sessionref.contract.errors import CodedError
 
 STORE_SESSION_NOT_FOUND = "STORE_SESSION_NOT_FOUND"
 STORE_SESSION_EXISTS = "STORE_SESSION_EXISTS"

@@ -6,11 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sessionref.contract.options import MAX_SAFE_INTEGER
 from sessionref.store.errors import STORE_INVALID_EVENT, STORE_INVALID_ID, StoreError
 from sessionref.store.fold import SURFACE_TYPES, replace_range
 from sessionref.store.logfile import PACKED_CHUNK_TYPES
 from sessionref.store.nesting import MAX_NESTING_DEPTH, nesting_exceeds
-from sessionref.store.scan import MAX_SAFE_INTEGER
 
 SESSION_FORMAT_VERSION = 0
 _EXCERPT_CHARS = 80

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sessionref.query import SurfaceSnapshot
+from sessionref.service.protocols import SurfaceSnapshot
 from sessionref.store.errors import STORE_INVALID_LOG, StoreError
 
 _EXCERPT_CHARS = 80

@@ -14,7 +14,8 @@ from sessionref.store.errors import STORE_INVALID_ID, StoreError
 LOG_NAME = "session.jsonl"
 ZSTD_LOG_NAME = "session.jsonl.zstd"
 NO_CWD_DIR = "_no-cwd"
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+SAFE_SEGMENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+"""The characters a path segment keeps as they are; every other one is escaped (`~XXXX`)."""
 _PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
 _SEPARATORS = frozenset("/\\:")
 _PROJECT_KEY_CHARS = 251
@@ -43,7 +44,7 @@ def encode_session_segment(session_id: str) -> str:
     parts: list[str] = []
     for unit in _utf16_units(session_id):
         char = chr(unit) if unit < 0xD800 or unit > 0xDFFF else ""
-        parts.append(char if char in _SAFE and char else _escape_unit(unit))
+        parts.append(char if char in SAFE_SEGMENT_CHARS and char else _escape_unit(unit))
     segment = "".join(parts)
     if len(segment) > _MAX_SEGMENT_BYTES:
         raise StoreError(STORE_INVALID_ID, "the session id is too long to be stored")
@@ -64,7 +65,7 @@ def decode_session_segment(segment: str) -> str | None:
                 return None
             units.append(int(digits, 16))
             i += 5
-        elif char in _SAFE:
+        elif char in SAFE_SEGMENT_CHARS:
             units.append(ord(char))
             i += 1
         else:
@@ -90,7 +91,7 @@ def project_key(cwd: str | None) -> str:
             previous_was_separator = True
             continue
         previous_was_separator = False
-        parts.append(char if char and char in _SAFE else _escape_unit(unit))
+        parts.append(char if char and char in SAFE_SEGMENT_CHARS else _escape_unit(unit))
     body = "".join(parts).lstrip("-") or "root"
     return f"--{body[:_PROJECT_KEY_CHARS]}--"
 

@@ -253,6 +253,29 @@ class Folder:
         except FileNotFoundError:
             pass
 
+    def link(self, existing: str, new: str) -> None:
+        """Give the file `existing` in this folder a second name `new`; FileExistsError if `new` is taken.
+
+        A hard link never replaces anything. Where links are unsupported, `new` is reserved with an
+        exclusive create and `existing` is renamed over the reservation.
+        """
+        try:
+            if self._fd is not None:
+                os.link(existing, new, src_dir_fd=self._fd, dst_dir_fd=self._fd, follow_symlinks=False)
+            else:
+                source, target = os.path.join(self.path, existing), os.path.join(self.path, new)
+                os.link(source, target, follow_symlinks=False)
+            return
+        except FileExistsError:
+            raise
+        except (OSError, NotImplementedError):
+            pass
+        os.close(self.open(new, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        if self._fd is not None:
+            os.replace(existing, new, src_dir_fd=self._fd, dst_dir_fd=self._fd)
+        else:
+            os.replace(os.path.join(self.path, existing), os.path.join(self.path, new))
+
     def remove_folder(self, name: str) -> bool:
         """Remove the empty folder `name` inside this one (never through a link); False if it stays."""
         try:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sessionref.contract.options import MAX_SAFE_INTEGER
+from sessionref.contract.titles import fallback_title, is_direct_user_message, normalize_title
 from sessionref.store.errors import StoreError
 from sessionref.store.logfile import (
     is_compressed,
@@ -25,11 +27,9 @@ from sessionref.store.logfile import (
     split_lines,
 )
 from sessionref.store.paths import is_link, open_log_nofollow
-from sessionref.store.titles import fallback_title, is_direct_user_message, normalize_title
 
 log = logging.getLogger("sessionref.store")
 
-MAX_SAFE_INTEGER = 2**53 - 1
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from sessionref.query import SessionRecord
+from sessionref.service.protocols import SessionRecord
 
 SEPARATOR = "\x00"
 Entry = tuple[SessionRecord, str]

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sessionref.query import SessionRecord, SurfaceSnapshot
+from sessionref.contract.titles import normalize_title
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
 from sessionref.store.access import SurfaceReport, fold_report, not_found, read_report, write_target
 from sessionref.store.catalog import Catalog, Progress
 from sessionref.store.errors import (
@@ -40,22 +41,11 @@ from sessionref.store.index import DiscoveryIndex, index_path_for
 from sessionref.store.layout import LOG_NAME, encode_session_segment, project_key
 from sessionref.store.logfile import LogReport, is_header
 from sessionref.store.scan import LogState, scan_log
-from sessionref.store.titles import normalize_title
 from sessionref.store.writer import LogTarget, append_events, create_session_files, delete_session_files
 
 log = logging.getLogger("sessionref.store")
 
 Listener = Callable[[str, list[dict[str, Any]]], None]
-
-
-def default_store_root() -> Path:
-    """`$SESSIONREF_HOME` when set, else `<platformdirs user data dir>/sessions`."""
-    configured = os.environ.get("SESSIONREF_HOME")
-    if configured:
-        return Path(configured).expanduser()
-    import platformdirs
-
-    return platformdirs.user_data_path("sessionref") / "sessions"
 
 
 def open_store(

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.models import DemoModel
-from sessionref.query import SessionRecord, SurfaceSnapshot
-from sessionref.references import SessionReferences
-from sessionref.spill import MemorySpillStore
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
+from sessionref.service.references import SessionReferences
+from sessionref.service.spill import MemorySpillStore
 
 
 def user_event(seq: int, text: str, source: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sessionref.host.model_choice import build_model
+from sessionref.host.settings import SETTINGS_INVALID, SettingsError, load_settings
 from sessionref.models import DEFAULT_DEADLINE, OpenAIChatModel
-from sessionref.settings import SETTINGS_INVALID, SettingsError, build_model, load_settings
 
 
 def real_model(env: dict[str, str], root: Path) -> OpenAIChatModel:

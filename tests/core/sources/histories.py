@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessionref.query import SessionRecord, SurfaceSnapshot
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
 from sessionref.sources import ForeignSession, ForeignSummary, claude_code, codex, gemini
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "histories"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from histories import ROOTS, copy_root, write_jsonl
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
 from sessionref.sources import claude_code
 
 

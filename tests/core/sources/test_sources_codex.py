@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from histories import ROOTS, copy_root, write_jsonl
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
 from sessionref.sources import ForeignSourceError, ForeignSourceErrorCode, codex
 
 SESSION = "0a0b0c0d-1111-4222-8333-444455556666"

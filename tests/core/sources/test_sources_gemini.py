@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from histories import ROOTS, write_jsonl
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
 from sessionref.sources import ForeignSourceError, ForeignSourceErrorCode, gemini
 
 METADATA = {"sessionId": "g-1", "projectHash": "h", "startTime": "2026-03-07T11:00:00.000Z"}

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from histories import FIXTURES, GOLDEN, FixtureSession, SnapshotQuery, fixture_sessions
-from sessionref.projection import project_session_conversation
-from sessionref.references import SessionReferences
+from sessionref.contract.projection import project_session_conversation
+from sessionref.service.references import SessionReferences
 from sessionref.sources import ForeignSession, ForeignSummary
 
 UPDATE = os.environ.get("SESSIONREF_UPDATE_GOLDEN") == "1"

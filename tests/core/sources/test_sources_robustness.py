@@ -12,7 +12,7 @@ from typing import Any
 from histories import ROOTS, fixture_sessions, tree_state
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
 from sessionref.sources import ForeignSession, ForeignSourceError, ForeignSummary, claude_code, codex, gemini
 from sessionref.sources.scan import TAIL_LINES
 

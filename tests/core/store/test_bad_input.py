@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 import zstandard
-from sessionref.projection import project_session_conversation
-from sessionref.references import SessionReferences
+from sessionref.contract.projection import project_session_conversation
+from sessionref.service.references import SessionReferences
 from sessionref.store import StoreError, logfile, open_store
 from sessionref.store import index as index_module
 from sessionref.store.index import INDEX_FILE_NAME

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
+from sessionref.contract.titles import normalize_title
 from sessionref.store import open_store
 from sessionref.store.logfile import parse_log
-from sessionref.store.titles import normalize_title
 from store_fixtures import dsh_log_folders, layout_dsh_root
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from sessionref.agent import AgentError
+from sessionref.host.workspace import Workspace
 from sessionref.store import StoreError, open_store
 from sessionref.store.locking import FOREIGN_LOCK_DIR, LOCK_FILE_NAME
-from sessionref.workspace import Workspace
 from test_index import header, write_log
 
 CWD = "/w"

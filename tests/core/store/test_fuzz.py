@@ -19,7 +19,7 @@ from typing import Any
 import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
 from sessionref.store import StoreError, open_store
 from sessionref.store.events import build_events
 from sessionref.store.fold import fold_surface

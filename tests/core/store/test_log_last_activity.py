@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from sessionref.candidates import find_candidates
+from sessionref.service.candidates import find_candidates
 from sessionref.store import open_store
 from sessionref.store.index import INDEX_FILE_NAME
 from test_index import header, title_event, write_log

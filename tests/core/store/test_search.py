@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from sessionref.query import SessionRecord
+from sessionref.service.protocols import SessionRecord
 from sessionref.store import SessionStore, open_store
 from sessionref.store import store as store_module
 from sessionref.store.search import CandidateIndex

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionref.store import SessionStore, StoreError, default_store_root, open_store
+from sessionref.store import SessionStore, StoreError, open_store
 
 
 def user_message(text: str, kind: str = "user") -> dict[str, Any]:
@@ -238,13 +238,6 @@ def test_closed_store_refuses_calls(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as caught:
         opened.create_session(cwd=None)
     assert caught.value.code == "STORE_CLOSED"
-
-
-def test_default_store_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("SESSIONREF_HOME", str(tmp_path / "home"))
-    assert default_store_root() == tmp_path / "home"
-    monkeypatch.delenv("SESSIONREF_HOME")
-    assert default_store_root().name == "sessions"
 
 
 def test_store_root_that_is_a_file(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sessionref.store.titles import TITLE_BYTE_BUDGET, fallback_title, normalize_title
+from sessionref.contract.titles import TITLE_BYTE_BUDGET, fallback_title, normalize_title
 from store_fixtures import dsh_log_folders
 
 

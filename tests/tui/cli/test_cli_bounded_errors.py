@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sessionref.excerpts import MESSAGE_CHARS
+from sessionref.contract.excerpts import MESSAGE_CHARS
 from sessionref_tui.cli import EXIT_FAILED, EXIT_USAGE, main
 
 HUGE = "x" * 10_000_000

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from cli_store import user_message
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.store import open_store
-from sessionref.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.cli import EXIT_CLOSED_PIPE, main
 
 SCRIPT = shutil.which("sessionref") or str(Path(sys.executable).parent / "sessionref")

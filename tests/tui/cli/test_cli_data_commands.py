@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from cli_store import HERE, HOSTILE_ID
-from sessionref.uri import parse_session_reference_text
+from sessionref.contract.uri import parse_session_reference_text
 from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main, progress_printer
 
 

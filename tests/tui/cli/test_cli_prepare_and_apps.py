@@ -16,8 +16,8 @@ from cli_store import HOSTILE_ID
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.store import open_store
-from sessionref.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, main
 
 ALPHA = format_session_reference_mention(SessionReference("alpha", "ABNF notes"))

@@ -10,8 +10,8 @@ from cli_store import HERE, LONG_ID, TWIN_A, TWIN_B, build_id_store
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from sessionref.contract.uri import parse_session_reference_text
 from sessionref.store import open_store
-from sessionref.uri import parse_session_reference_text
 from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, main
 
 

@@ -16,9 +16,9 @@ from typing import Any
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
+from sessionref.host.workspace import Workspace
 from sessionref.store import SessionStore, open_store
 from sessionref.store.errors import STORE_SESSION_NOT_FOUND, StoreError
-from sessionref.workspace import Workspace
 from sessionref_tui.repl.app import LineMode
 
 HERE = "/home/ana/work"

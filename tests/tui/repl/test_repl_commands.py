@@ -9,7 +9,7 @@ import pytest
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from repl_harness import Harness
 from rich.cells import cell_len
-from sessionref.candidates import Candidate
+from sessionref.service.candidates import Candidate
 from sessionref_tui.repl.app import HISTORY_FILE_NAME, open_history
 from sessionref_tui.repl.commands import candidate_row, help_lines, log_lines, log_rows
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sessionref.candidates import Candidate
-from sessionref.uri import parse_session_reference_text
+from sessionref.contract.uri import parse_session_reference_text
+from sessionref.service.candidates import Candidate
 from sessionref_tui.repl.completer import (
     candidate_label_fragments,
     candidate_meta_fragments,

@@ -7,7 +7,7 @@ from typing import Any
 
 from prompt_toolkit.formatted_text import to_plain_text
 from repl_harness import Harness
-from sessionref.uri import parse_session_reference_text
+from sessionref.contract.uri import parse_session_reference_text
 
 
 def labels(harness: Harness) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prompt_toolkit.document import Document
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.repl.lexer import MentionLexer, styled_runs
 
 TOKEN = format_session_reference_mention(SessionReference("abc", "A b"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionref.workspace import ReturnedDraft
+from sessionref.host.workspace import ReturnedDraft
 from sessionref_tui.repl.queue_view import returned_notice
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from repl_harness import Harness
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 
 ABNF = format_session_reference_mention(SessionReference("abnf-notes", "ABNF parser notes"))
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from sessionref.session_ids import resolve_session_id
+from sessionref.service.session_ids import resolve_session_id
 
 from sessionref_tui.cli.store_access import created_store_root, open_cli_store
 
@@ -50,8 +50,9 @@ def _route_diagnostics(root: Path) -> logging.Handler:
 
 def cmd_repl(args: argparse.Namespace) -> int:
     """`repl`: the line mode on the store (created first when missing), optionally continuing --session."""
-    from sessionref.settings import build_model, load_settings
-    from sessionref.workspace import Workspace
+    from sessionref.host.model_choice import build_model
+    from sessionref.host.settings import load_settings
+    from sessionref.host.workspace import Workspace
 
     from sessionref_tui.repl.app import LineMode
 

@@ -16,14 +16,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.cells import cell_len
-from sessionref.session_ids import resolve_session_id
+from sessionref.service.session_ids import resolve_session_id
 
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
 from sessionref_tui.cli.store_access import open_cli_store
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 
 if TYPE_CHECKING:
-    from sessionref.candidates import Candidate
+    from sessionref.service.candidates import Candidate
     from sessionref.store import SessionStore
 
 TITLE_CELLS: Final = 36
@@ -60,7 +60,7 @@ def _pad(text: str, cells: int) -> str:
 
 async def _listing(store: SessionStore, query: str, limit: int, cwd: str | None) -> tuple[list[Any], bool]:
     """(the candidates `@` completion would offer, whether the store has any session at all)."""
-    from sessionref.references import SessionReferences
+    from sessionref.service.references import SessionReferences
 
     # The very call the @ completion makes, so the ranking is the same.
     found = await SessionReferences(store).list_candidates(Vantage(id="", cwd=cwd), query, limit)
@@ -111,7 +111,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """`show ID`: the session's current (folded) conversation."""
-    from sessionref.projection import project_session_conversation
+    from sessionref.contract.projection import project_session_conversation
 
     store = open_cli_store(args)
     try:
@@ -152,7 +152,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_mention(args: argparse.Namespace) -> int:
     """`mention ID`: the canonical mention token (label: --label, else the title, else the id)."""
-    from sessionref.uri import SessionReference, format_session_reference_mention
+    from sessionref.contract.uri import SessionReference, format_session_reference_mention
 
     store = open_cli_store(args)
     try:

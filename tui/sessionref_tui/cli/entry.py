@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from sessionref.errors import error_parts
+from sessionref.contract.errors import error_parts
 
 from sessionref_tui.cli.app_commands import cmd_chat, cmd_demo, cmd_repl
 from sessionref_tui.cli.data_commands import cmd_mention, cmd_sessions, cmd_show

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any, Final, TextIO
 
-from sessionref.excerpts import MESSAGE_CHARS, bounded_excerpt
+from sessionref.contract.excerpts import MESSAGE_CHARS, bounded_excerpt
 
 from sessionref_tui.display import inert
 

@@ -9,7 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any, Final, NoReturn
 
-from sessionref.excerpts import bounded_excerpt
+from sessionref.contract.excerpts import bounded_excerpt
 
 from sessionref_tui.cli.output import EXIT_USAGE
 from sessionref_tui.display import inert

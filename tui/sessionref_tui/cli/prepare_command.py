@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessionref.session_ids import resolve_session_id
+from sessionref.service.session_ids import resolve_session_id
 
 from sessionref_tui.cli.output import EXIT_OK, inert_block, safe_json
 from sessionref_tui.cli.store_access import open_cli_store
@@ -40,8 +40,9 @@ def format_prepared(content: Sequence[Any], context: Mapping[str, Any] | None, p
 
 def cmd_prepare(args: argparse.Namespace) -> int:
     """`prepare`: parse mentions in TEXT as if sent from --session and print what would be sent."""
-    from sessionref.settings import build_model, load_settings
-    from sessionref.workspace import Workspace
+    from sessionref.host.model_choice import build_model
+    from sessionref.host.settings import load_settings
+    from sessionref.host.workspace import Workspace
 
     store = open_cli_store(args)
     try:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from sessionref.errors import CodedError
+from sessionref.contract.errors import CodedError
 
 from sessionref_tui.cli.output import note
 
@@ -35,7 +35,7 @@ def store_root(args: argparse.Namespace) -> Path:
     """The directory named by `--store`, else the default store (`$SESSIONREF_HOME` or the data dir)."""
     if args.store is not None:
         return Path(args.store).expanduser()
-    from sessionref.store import default_store_root
+    from sessionref.host.settings import default_store_root
 
     return default_store_root()
 

@@ -31,11 +31,11 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.cells import cell_len
 from sessionref.agent import Agent
-from sessionref.errors import error_parts
-from sessionref.signal import AbortSignal
-from sessionref.workspace import NEW_SESSION_NAME, DraftSession
+from sessionref.contract.errors import error_parts
+from sessionref.host.workspace import DraftSession
+from sessionref.service.abort import AbortSignal
 
-from sessionref_tui.display import inert
+from sessionref_tui.display import NEW_SESSION_NAME, inert
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
 from sessionref_tui.repl.commands import run_command
 from sessionref_tui.repl.completer import (
@@ -52,7 +52,7 @@ from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.transcript import Transcript
 
 if TYPE_CHECKING:
-    from sessionref.workspace import Workspace
+    from sessionref.host.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 

@@ -7,9 +7,8 @@ from typing import Final
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
-from sessionref.workspace import NEW_SESSION_NAME
 
-from sessionref_tui.display import inert, truncate_end, truncate_middle
+from sessionref_tui.display import NEW_SESSION_NAME, inert, truncate_end, truncate_middle
 
 REPL_STYLE: Final = Style.from_dict({
     "prompt": "bold ansicyan",

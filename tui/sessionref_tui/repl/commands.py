@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from rich.cells import cell_len
-from sessionref.errors import CodedError
-from sessionref.workspace import DraftSession
+from sessionref.contract.errors import CodedError
+from sessionref.host.workspace import DraftSession
 
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle, wrap_cells
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
@@ -28,7 +28,7 @@ from sessionref_tui.repl.transcript import (
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent
-    from sessionref.workspace import Workspace
+    from sessionref.host.workspace import Workspace
 
 SESSIONS_LIMIT: Final = 20
 """Rows `/sessions` prints."""

@@ -25,8 +25,8 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.utils import Event
-from sessionref.signal import AbortSignal
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
+from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
 from sessionref_tui.mentions import MentionToken, active_mention_token
@@ -42,7 +42,7 @@ MAX_CWD_CELLS: Final = 40
 
 
 class CandidateView(Protocol):
-    """What the completer reads from a `sessionref.references.Candidate`."""
+    """What the completer reads from a `sessionref.service.references.Candidate`."""
 
     @property
     def session_id(self) -> str: ...

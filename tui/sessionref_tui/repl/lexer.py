@@ -15,7 +15,7 @@ from collections.abc import Callable
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.lexers import Lexer
-from sessionref.uri import find_mention_spans
+from sessionref.contract.uri import find_mention_spans
 
 
 def styled_runs(text: str) -> list[tuple[str, int, int]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.document import Document
-from sessionref.workspace import merge_returned_drafts
+from sessionref.host.workspace import merge_returned_drafts
 
 from sessionref_tui.repl.transcript import Transcript
 

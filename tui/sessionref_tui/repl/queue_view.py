@@ -16,14 +16,14 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from sessionref.workspace import ReturnedDraft
+from sessionref.host.workspace import ReturnedDraft
 
 from sessionref_tui.display import inert, truncate_end
 from sessionref_tui.repl.transcript import Transcript
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent
-    from sessionref.workspace import DraftSession, Workspace
+    from sessionref.host.workspace import DraftSession, Workspace
 
 logger = logging.getLogger(__name__)
 

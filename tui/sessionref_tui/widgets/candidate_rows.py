@@ -30,7 +30,7 @@ _BOLD: Final = Style(bold=True)
 
 
 class CandidateLike(Protocol):
-    """What the picker reads from a candidate (`sessionref.references.Candidate` fits)."""
+    """What the picker reads from a candidate (`sessionref.service.references.Candidate` fits)."""
 
     session_id: str
     label: str

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol
 
-from sessionref.signal import AbortSignal
-from sessionref.uri import SessionReference, format_session_reference_mention
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
+from sessionref.service.abort import AbortSignal
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -63,7 +63,7 @@ class MentionSource(Protocol):
     """Where the composer gets candidates and previews (the app adapts the reference service)."""
 
     async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
-        """Candidates for `query`, best first (objects like `sessionref.references.Candidate`)."""
+        """Candidates for `query`, best first (objects like `sessionref.service.references.Candidate`)."""
         ...
 
     async def preview(self, session_id: str, signal: AbortSignal) -> Any:

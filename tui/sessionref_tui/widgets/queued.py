@@ -10,8 +10,8 @@ goes back into the composer (see `sessionref_tui.returned_drafts`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
-from sessionref.workspace import QueuedMessage
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
@@ -20,6 +20,15 @@ from sessionref_tui.widgets.transcript import chip_content
 
 QUEUED_HEADING = "Queued · the model reads these at its next step · Esc stops the reply and returns them"
 """The line above the queued messages: what they are and how to get them back."""
+
+
+class QueuedMessage(Protocol):
+    """What the pane shows of one queued message (`sessionref.host.workspace.QueuedMessage`)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def references(self) -> tuple[str, ...]: ...
 
 
 def queued_content(message: QueuedMessage) -> Content:

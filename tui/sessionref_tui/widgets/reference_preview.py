@@ -14,7 +14,7 @@ from typing import Any, Final, Protocol
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
-from sessionref.signal import AbortSignal
+from sessionref.service.abort import AbortSignal
 from textual import work
 from textual.widgets import Static
 
@@ -29,7 +29,7 @@ PREVIEW_GROUP: Final = "mention-preview"
 """The exclusive worker group: starting a preview cancels the previous one."""
 
 class PreviewLike(Protocol):
-    """What the pane reads (`sessionref.references.ReferencePreview` fits)."""
+    """What the pane reads (`sessionref.service.references.ReferencePreview` fits)."""
 
     session_id: str
     label: str

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sessionref.query import SessionRecord
-from sessionref.workspace import NEW_SESSION_NAME
+from sessionref.service.protocols import SessionRecord
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -16,7 +15,14 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from sessionref_tui.display import home_relative, inert, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import (
+    NEW_SESSION_NAME,
+    home_relative,
+    inert,
+    relative_age,
+    truncate_end,
+    truncate_middle,
+)
 
 SIDEBAR_TITLE_WIDTH = 27
 """Titles are cut (with `…`) to this many cells so each session stays on two lines."""

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sessionref.workspace import NEW_SESSION_NAME
 from textual.content import Content
 from textual.widgets import Static
 
-from sessionref_tui.display import inert
+from sessionref_tui.display import NEW_SESSION_NAME, inert
 
 
 @dataclass(frozen=True, slots=True)

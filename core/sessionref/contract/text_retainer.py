@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from sessionref.jsjson import encode_utf8, utf8_len
+from sessionref.contract.js_json import encode_utf8, utf8_len
 
 __all__ = [
     "PushResult",

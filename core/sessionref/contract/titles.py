@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from sessionref.projection import message_text
+from sessionref.contract.projection import message_text
 
 TITLE_BYTE_BUDGET = 256
 FALLBACK_TITLE_WORDS = 5
@@ -89,10 +89,15 @@ def is_direct_user_message(message: object) -> bool:
     return isinstance(source, dict) and source.get("kind") == "user"
 
 
-def fallback_title(message: Mapping[str, Any]) -> str | None:
-    """DSH-style fallback title of a direct user message: its first five words, at most 40 characters."""
-    normalized = normalize_title(message_text(message.get("content"))[:FALLBACK_SCAN_CHARS])
+def prompt_title(prompt: str) -> str | None:
+    """DSH-style fallback title of a first prompt: its first five words, at most 40 characters, or None."""
+    normalized = normalize_title(prompt[:FALLBACK_SCAN_CHARS])
     if normalized is None:
         return None
     words = " ".join(normalized.split(" ")[:FALLBACK_TITLE_WORDS])
     return words[:FALLBACK_TITLE_CHARS].rstrip() or None
+
+
+def fallback_title(message: Mapping[str, Any]) -> str | None:
+    """DSH-style fallback title of a direct user message (`prompt_title` of its text)."""
+    return prompt_title(message_text(message.get("content")))

@@ -14,8 +14,8 @@ import inspect
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.signal import AbortSignal
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.service.abort import AbortSignal
 
 T = TypeVar("T")
 

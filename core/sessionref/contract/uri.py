@@ -7,7 +7,7 @@ of its JavaScript JSON text. Only canonical URIs decode: anything else raises
 `parse_session_reference_text` rewrites every mention or bare URI in a prompt to
 `@label` and collects the references; one bad mention fails the whole parse.
 `find_mention_spans` is its non-raising twin for editors that render chips.
-Both take time linear in the text (`sessionref.mention_scanner`), so pasting
+Both take time linear in the text (`sessionref.contract.mention_scanner`), so pasting
 megabytes of adversarial text cannot freeze an editor.
 
 Strings are JavaScript strings (UTF-16): where unescaping a label or rewriting
@@ -18,9 +18,9 @@ Error messages quote the bad URI as JavaScript JSON, byte-exact as upstream for
 every URI of up to `QUOTED_URI_LIMIT` characters (16 Ki; the longest in the
 upstream vectors has about 8,800). A longer URI is quoted as an excerpt of
 `QUOTED_URI_EXCERPT` characters, its head and tail around
-`…[N characters left out]…` (`sessionref.excerpts`), so a 10 MB paste never
+`…[N characters left out]…` (`sessionref.contract.excerpts`), so a 10 MB paste never
 becomes a 10 MB message.
-A payload whose JSON nests deeper than `sessionref.jsjson.MAX_JSON_DEPTH` is
+A payload whose JSON nests deeper than `sessionref.contract.js_json.MAX_JSON_DEPTH` is
 invalid like any other non-string payload (its cause is a `RangeError`).
 """
 
@@ -33,16 +33,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from sessionref.errors import (
+from sessionref.contract.errors import (
     ContractRangeError,
     ContractSyntaxError,
     ContractTypeError,
     ErrorCode,
     SessionReferenceError,
 )
-from sessionref.excerpts import bounded_excerpt
-from sessionref.jsjson import has_surrogates, js_json_parse, json_string_literal, to_js_string
-from sessionref.mention_scanner import MentionMatch, scan_mentions
+from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.contract.js_json import has_surrogates, js_json_parse, json_string_literal, to_js_string
+from sessionref.contract.mention_scanner import MentionMatch, scan_mentions
 
 __all__ = [
     "QUOTED_URI_EXCERPT",

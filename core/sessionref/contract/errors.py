@@ -111,7 +111,7 @@ class ContractRangeError(_JsonInputError):
     """Input beyond a documented limit, refused before it is processed (JavaScript's `RangeError`).
 
     Raised with code `JSON_TOO_DEEP` for JSON nested deeper than
-    `sessionref.jsjson.MAX_JSON_DEPTH`; the contract wraps it as the `cause` of
+    `sessionref.contract.js_json.MAX_JSON_DEPTH`; the contract wraps it as the `cause` of
     its own coded error.
     """
 

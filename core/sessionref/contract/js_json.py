@@ -32,7 +32,8 @@ from itertools import accumulate
 from json.encoder import encode_basestring
 from typing import Any, Final
 
-from sessionref.errors import ContractRangeError, ContractSyntaxError
+from sessionref.contract.errors import ContractRangeError, ContractSyntaxError
+from sessionref.contract.options import MAX_SAFE_INTEGER
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -55,8 +56,7 @@ NOT_SERIALIZABLE_MESSAGE: Final = "session-reference data is not JSON-serializab
 MAX_JSON_DEPTH: Final = 128
 """Deepest nesting of arrays and objects `js_json_parse` accepts (see the module docstring)."""
 _MAX_ARRAY_INDEX: Final = 4294967294
-_MAX_SAFE_INTEGER: Final = 2**53 - 1
-_SAFE_INTEGER_DIGITS: Final = len(str(_MAX_SAFE_INTEGER))
+_SAFE_INTEGER_DIGITS: Final = len(str(MAX_SAFE_INTEGER))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # The quoting json.dumps(ensure_ascii=False) applies to a str, without its per-call overhead.
 _quote: Callable[[str], str] = encode_basestring
@@ -142,7 +142,7 @@ def tag_safe_string_bytes(text: str) -> int:
 def json_number_text(number: int | float) -> str:
     """How `JSON.stringify` spells a number: shortest round-trip digits in JS layout, `null` if not finite."""
     if isinstance(number, int):
-        if -_MAX_SAFE_INTEGER <= number <= _MAX_SAFE_INTEGER:
+        if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
             return str(number)
         try:
             number = float(number)
@@ -298,7 +298,7 @@ def _object_from_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _number_from_int_text(text: str) -> int | float:
     if len(text) <= _SAFE_INTEGER_DIGITS + 1:  # + 1 for a minus sign; longer is never safe
         number = int(text)
-        if -_MAX_SAFE_INTEGER <= number <= _MAX_SAFE_INTEGER:
+        if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
             return number
     return float(text)  # like JavaScript, any length: rounded, or infinite past the double range
 

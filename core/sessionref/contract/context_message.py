@@ -10,16 +10,14 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from sessionref.config import DEFAULT_MAX_REFERENCE_BYTES
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.jsjson import json_string_literal, stringify_tag_safe_json
-from sessionref.retention import RetainedReference
-from sessionref.spill import REFERENCE_WARNING, render_omissions
-from sessionref.uri import SessionReference
-
-Profile = Literal["rc8", "later"]
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.js_json import json_string_literal, stringify_tag_safe_json
+from sessionref.contract.omissions import REFERENCE_WARNING, render_omissions
+from sessionref.contract.options import DEFAULT_MAX_REFERENCE_BYTES, Profile
+from sessionref.contract.reference_budget import RetainedReference
+from sessionref.contract.uri import SessionReference
 
 PROMPT_PREFIX = (
     "## Referenced sessions\n\n"

@@ -14,13 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sessionref.errors import ErrorCode, SessionReferenceError
-
-MAX_REFERENCES = 3
-DEFAULT_CANDIDATE_LIMIT = 50
-DEFAULT_MAX_REFERENCE_BYTES = 65536
-DEFAULT_REFERENCE_CONTEXT_FRACTION = 0.2
-MAX_SAFE_INTEGER = 2**53 - 1
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.options import (
+    DEFAULT_CANDIDATE_LIMIT,
+    DEFAULT_REFERENCE_CONTEXT_FRACTION,
+    MAX_REFERENCES,
+    MAX_SAFE_INTEGER,
+)
 
 INVALID_CONFIG = ErrorCode.INVALID_CONFIG
 

@@ -4,7 +4,7 @@ Sources, lowest to highest precedence: built-in defaults, ``<store_root>/config.
 variables. The store root itself comes from the ``store_root`` argument, else ``SESSIONREF_HOME``,
 else the platform's user data directory. Every bad value raises :class:`SettingsError` with a stable
 code and a message naming the key and where it came from; a pydantic traceback never escapes.
-Bounds: ``config.toml`` is at most 1 MiB and nests at most 32 deep (:mod:`sessionref.bounded_toml`),
+Bounds: ``config.toml`` is at most 1 MiB and nests at most 32 deep (:mod:`sessionref.host.bounded_toml`),
 integers are at most 2**53 - 1, and a value quoted in a message is cut to 80 characters (head…tail).
 
 ``config.toml`` (every key optional)::
@@ -39,20 +39,18 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
-from sessionref.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
-from sessionref.config import MAX_SAFE_INTEGER, SessionReferenceConfig
-from sessionref.errors import CodedError, SessionReferenceError
-from sessionref.excerpts import bounded_excerpt
-from sessionref.models.base import ChatModel
-from sessionref.models.demo import DEFAULT_DEMO_PACE, DemoModel
-from sessionref.models.openai import DEFAULT_BASE_URL, OpenAIChatModel
-from sessionref.models.openai_stream import DEFAULT_DEADLINE
+from sessionref.contract.errors import CodedError, SessionReferenceError
+from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.contract.options import MAX_SAFE_INTEGER, Placement
+from sessionref.host.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
+from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
+from sessionref.service.config import SessionReferenceConfig
 
 SETTINGS_INVALID: Final = "SETTINGS_INVALID"
 SETTINGS_FILE_INVALID: Final = "SETTINGS_FILE_INVALID"
@@ -61,7 +59,6 @@ CONFIG_FILE_NAME: Final = "config.toml"
 DEFAULT_MODEL: Final = "gpt-4o-mini"
 DEFAULT_TIMEOUT: Final = 60.0
 
-Placement = Literal["before", "after"]
 
 
 class SettingsError(CodedError):
@@ -296,7 +293,7 @@ def _expanded(path: Path, where: str) -> Path:
 def read_config_file(path: Path) -> dict[str, Any] | None:
     """The TOML table in ``path`` (None when there is no such file); SETTINGS_FILE_INVALID if unreadable.
 
-    Bounded (``sessionref.bounded_toml``): at most 1 MiB, nesting at most 32 deep.
+    Bounded (``sessionref.host.bounded_toml``): at most 1 MiB, nesting at most 32 deep.
     """
     try:
         with path.open("rb") as stream:
@@ -411,18 +408,3 @@ def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | Non
         first = error.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ()))
         raise SettingsError(SETTINGS_INVALID, f"invalid setting {where}: {first.get('msg')}") from None
-
-
-def build_model(settings: Settings) -> ChatModel:
-    """The OpenAI-compatible model when an API key is configured, else the offline demo model."""
-    chosen = settings.model
-    if chosen.api_key is not None:
-        return OpenAIChatModel(
-            base_url=chosen.base_url,
-            model=chosen.model,
-            api_key=chosen.api_key.get_secret_value(),
-            context_window=chosen.context_window,
-            timeout=chosen.timeout,
-            deadline=chosen.deadline,
-        )
-    return DemoModel(pace=chosen.demo_pace)

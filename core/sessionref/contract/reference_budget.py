@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessionref.jsjson import stringify_tag_safe_json, tag_safe_string_bytes, to_js_string, utf8_len
-from sessionref.projection import ProjectedColumns, ProjectedItem, project_conversation_columns
-from sessionref.retainer import truncate_with_notice
+from sessionref.contract.js_json import stringify_tag_safe_json, tag_safe_string_bytes, to_js_string, utf8_len
+from sessionref.contract.projection import ProjectedColumns, ProjectedItem, project_conversation_columns
+from sessionref.contract.text_retainer import truncate_with_notice
 
 __all__ = [
     "RetainedReference",

@@ -35,7 +35,7 @@ stop, covers a stretch no other search covers), so the work is linear. The
 test suite checks the result against the regular expression itself.
 
 Positions are Python string indices of the text given, which must already be
-a JavaScript string (`sessionref.jsjson.to_js_string`): the grammar is code
+a JavaScript string (`sessionref.contract.js_json.to_js_string`): the grammar is code
 point aware.
 """
 

@@ -4,7 +4,7 @@ Every host resolves ids the same way (the CLI's ``show``/``mention``/``prepare -
 ``repl --session``, the line mode's ``/switch``, the app): an exact id always wins, even when it
 is also the prefix of longer ids; otherwise the one id that starts with the text; several such ids
 are ``SESSION_ID_AMBIGUOUS`` listing a few of them; none is ``STORE_SESSION_NOT_FOUND``.
-Only the public :class:`~sessionref.query.SessionQuery` API is used (``list_sessions``), so any
+Only the public :class:`~sessionref.service.protocols.SessionQuery` API is used (``list_sessions``), so any
 backend works and nothing here reads a log.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from sessionref.errors import CodedError
-from sessionref.excerpts import bounded_excerpt
-from sessionref.query import SessionQuery
+from sessionref.contract.errors import CodedError
+from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.service.protocols import SessionQuery
 
 SESSION_ID_AMBIGUOUS: Final = "SESSION_ID_AMBIGUOUS"
 STORE_SESSION_NOT_FOUND: Final = "STORE_SESSION_NOT_FOUND"  # the store's own not-found code

@@ -22,17 +22,15 @@ import asyncio
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from sessionref.agent import Agent, AgentError, DeliveryTicket, deliver_with_references
 from sessionref.agent.errors import AGENT_EMPTY_MESSAGE
-from sessionref.references import PreparedReferencedMessage, SessionReferences
-from sessionref.settings import Placement, Settings
-from sessionref.signal import AbortSignal
-from sessionref.spill import DirectorySpillStore
-
-NEW_SESSION_NAME: Final = "New session"
-"""What a UI calls a session that has no title yet (a draft, or one without a first message)."""
+from sessionref.contract.options import Placement
+from sessionref.host.settings import Settings
+from sessionref.service.abort import AbortSignal
+from sessionref.service.references import PreparedReferencedMessage, SessionReferences
+from sessionref.store.spill_files import DirectorySpillStore
 
 
 @dataclass(frozen=True, slots=True)

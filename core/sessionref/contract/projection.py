@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from sessionref.excerpts import bounded_excerpt
-from sessionref.jsjson import js_json_stringify
+from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.contract.js_json import js_json_stringify
 
 __all__ = [
     "ProjectedColumns",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from sessionref.signal import AbortSignal
-from sessionref.workspace import Workspace
+from sessionref.host.workspace import Workspace
+from sessionref.service.abort import AbortSignal
 
 
 class HasWorkspaceAgent(Protocol):

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from sessionref.signal import AbortSignal
-from sessionref.uri import SessionReference, parse_session_reference_text
+from sessionref.contract.options import Placement
+from sessionref.contract.uri import SessionReference, parse_session_reference_text
+from sessionref.service.abort import AbortSignal
 
 if TYPE_CHECKING:
-    from sessionref.references import SessionReferences
+    from sessionref.service.references import SessionReferences
 
-Placement = Literal["before", "after"]
 
 
 def is_direct_user_message(message: Mapping[str, Any]) -> bool:

@@ -8,9 +8,12 @@ key order kept), because byte budgets are measured over their serialisation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, runtime_checkable
+
+Progress = Callable[[int, int], None]
+"""`progress(done, total)`: sessions indexed so far during a first-time walk (raise in it to stop)."""
 
 
 class SurfaceSnapshot(TypedDict):

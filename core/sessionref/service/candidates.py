@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from sessionref.cancellation import race, raise_if_aborted
-from sessionref.config import as_positive_safe_integer
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.query import CandidateSearch, SessionQuery, SessionRecord
-from sessionref.signal import AbortSignal
-from sessionref.uri import SessionReference, format_session_reference_mention
-
-Profile = Literal["rc8", "later"]
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.options import Profile
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
+from sessionref.service.abort import AbortSignal
+from sessionref.service.cancellation import race, raise_if_aborted
+from sessionref.service.config import as_positive_safe_integer
+from sessionref.service.protocols import CandidateSearch, SessionQuery, SessionRecord
 
 INVALID_LIMIT_MESSAGE = "candidate limit must be a positive safe integer"
 

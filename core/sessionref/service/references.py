@@ -20,14 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sessionref.cancellation import race, raise_if_aborted
-from sessionref.candidates import Candidate, Profile, checked_candidate_limit, find_candidates
-from sessionref.config import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceConfig
-from sessionref.errors import ErrorCode, SessionReferenceError
-from sessionref.query import SessionQuery, SurfaceSnapshot
-from sessionref.retention import RetainedReference, retain_referenced_session
-from sessionref.signal import AbortSignal
-from sessionref.snapshot_message import (
+from sessionref.contract.context_message import (
     automatic_reference_budget,
     budget_exceeded,
     captured_format_version,
@@ -36,18 +29,26 @@ from sessionref.snapshot_message import (
     reference_record,
     render_prompt,
 )
-from sessionref.spill import (
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.omissions import (
     UNAVAILABLE_NO_STORE,
     UNAVAILABLE_SAVE_FAILED,
     SpillOwner,
     SpillSource,
-    SpillStore,
     omission_notice,
     render_transcript,
     saved_snapshot,
     unavailable_snapshot,
 )
-from sessionref.uri import SessionReference, parse_session_reference_text
+from sessionref.contract.options import DEFAULT_MAX_REFERENCE_BYTES, Profile
+from sessionref.contract.reference_budget import RetainedReference, retain_referenced_session
+from sessionref.contract.uri import SessionReference, parse_session_reference_text
+from sessionref.service.abort import AbortSignal
+from sessionref.service.cancellation import race, raise_if_aborted
+from sessionref.service.candidates import Candidate, checked_candidate_limit, find_candidates
+from sessionref.service.config import SessionReferenceConfig
+from sessionref.service.protocols import SessionQuery, SurfaceSnapshot
+from sessionref.service.spill import SpillStore
 
 ContextWindow = int | Callable[[], "int | Awaitable[int | None] | None"] | None
 
