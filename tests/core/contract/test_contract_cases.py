@@ -26,7 +26,7 @@ from sessionref.contract.uri import (
 )
 
 CASES_FILE = Path(
-    os.environ.get("SESSIONREF_CASES", Path(__file__).resolve().parents[1] / "conformance" / "cases.json")
+    os.environ.get("SESSIONREF_CASES", Path(__file__).resolve().parents[2] / "conformance" / "cases.json")
 )
 
 

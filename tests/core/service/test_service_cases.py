@@ -22,7 +22,7 @@ from sessionref.service.references import CapturedReference, SessionReferences, 
 from sessionref.service.spill import MemorySpillStore
 
 CASES_FILE = Path(
-    os.environ.get("SESSIONREF_CASES", Path(__file__).resolve().parents[1] / "conformance" / "cases.json")
+    os.environ.get("SESSIONREF_CASES", Path(__file__).resolve().parents[2] / "conformance" / "cases.json")
 )
 SERVICE_FNS = ("prepare", "listCandidates", "preStep", "laterPrepareOne", "laterAutomaticBudget")
 
