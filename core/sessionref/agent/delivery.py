@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 from sessionref.agent.agent import Agent
 from sessionref.agent.messages import check_user_message, make_user_message
 from sessionref.agent.prestep import Enter, NextDecision, PreStepContext, PreStepDecision
+from sessionref.contract.events import ContentBlock, UserMessage
 from sessionref.contract.options import Placement
 
 DeliveryOutcome = Literal["entered", "rejected", "discarded"]
@@ -31,8 +32,11 @@ DeliveryOutcome = Literal["entered", "rejected", "discarded"]
 class PreparedMessage(Protocol):
     """What ``SessionReferences.prepare`` returns: readable content and an optional snapshot message."""
 
-    content: list[dict[str, Any]]
-    additional_context: dict[str, Any] | None
+    @property
+    def content(self) -> Sequence[ContentBlock]: ...  # read-only: a frozen result satisfies it
+
+    @property
+    def additional_context(self) -> UserMessage | None: ...
 
 
 class DeliveryTicket:

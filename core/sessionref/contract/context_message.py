@@ -13,6 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.events import (
+    ReferenceRecord,
+    SessionReferenceSource,
+    SurfaceSnapshot,
+    UserMessage,
+    text_block,
+)
 from sessionref.contract.js_json import json_string_literal, stringify_tag_safe_json
 from sessionref.contract.omissions import REFERENCE_WARNING, render_omissions
 from sessionref.contract.options import DEFAULT_MAX_REFERENCE_BYTES, Profile
@@ -98,26 +105,37 @@ def budget_exceeded() -> SessionReferenceError:
     return SessionReferenceError(ErrorCode.BUDGET_EXCEEDED, BUDGET_MESSAGE)
 
 
-def captured_format_version(snapshot: Mapping[str, Any]) -> int:
+def captured_format_version(snapshot: SurfaceSnapshot) -> int:
     """The source log's format generation (`session.version`; absent means 0)."""
-    version = (snapshot.get("session") or {}).get("version")
+    header = snapshot.get("session")
+    version = header.get("version") if isinstance(header, Mapping) else None
     return version if isinstance(version, int) and not isinstance(version, bool) else 0
 
 
 def reference_record(
     reference: SessionReference,
-    snapshot: Mapping[str, Any],
+    snapshot: SurfaceSnapshot,
     retained: RetainedReference,
     input_index: int,
     profile: Profile,
-) -> dict[str, Any]:
+) -> ReferenceRecord:
     """The per-reference record of the context message's source, keys in upstream order."""
-    record: dict[str, Any] = {"sessionId": reference.session_id, "label": reference.label}
-    if profile != "rc8":
-        record["capturedFormatVersion"] = captured_format_version(snapshot)
-    record["capturedThroughSeq"] = snapshot.get("capturedThroughSeq")
-    record.update(retained.stats.to_json())
-    record["inputIndex"] = input_index
+    stats = retained.stats
+    record: ReferenceRecord = {
+        "sessionId": reference.session_id,
+        "label": reference.session_id if reference.label is None else reference.label,
+        "capturedFormatVersion": captured_format_version(snapshot),
+        "capturedThroughSeq": snapshot.get("capturedThroughSeq"),
+        "compacted": stats.compacted,
+        "originalMessages": stats.original_messages,
+        "retainedMessages": stats.retained_messages,
+        "omittedMessages": stats.omitted_messages,
+        "omittedBytes": stats.omitted_bytes,
+        "truncated": stats.truncated,
+        "inputIndex": input_index,
+    }
+    if profile == "rc8":
+        del record["capturedFormatVersion"]  # the rc8 record has no such key (docs/contract.md §0)
     return record
 
 
@@ -127,16 +145,16 @@ def render_prompt(retained: Sequence[RetainedReference], notices: Sequence[Mappi
     return PROMPT_PREFIX + previews + PROMPT_SUFFIX + render_omissions(notices)
 
 
-def context_source(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def context_source(records: Sequence[ReferenceRecord]) -> SessionReferenceSource:
     """The `session-reference` source object of a snapshot message."""
     return {"kind": "session-reference", "form": "recall", "version": 1, "references": list(records)}
 
 
-def context_message(prompt: str, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def context_message(prompt: str, records: Sequence[ReferenceRecord]) -> UserMessage:
     """A fresh user message carrying the snapshot: `{source, content, role, id}` in that key order."""
     return {
         "source": context_source(records),
-        "content": [{"type": "text", "text": prompt}],
+        "content": [text_block(prompt)],
         "role": "user",
         "id": str(uuid.uuid4()),
     }

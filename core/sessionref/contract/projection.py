@@ -10,8 +10,9 @@ string `text` of every `type == "text"` block; empty results are dropped.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
+from sessionref.contract.events import SurfaceSnapshot
 from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.contract.js_json import js_json_stringify
 
@@ -39,7 +40,7 @@ class UnreachableSurfaceEventError(Exception):
     name = "Error"
     code: None = None
 
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: object) -> None:
         try:
             shown = str(js_json_stringify(event))
         except (TypeError, RecursionError):
@@ -61,14 +62,14 @@ class ProjectedItem(NamedTuple):
     checkpoint: bool = False
 
 
-def is_compact_checkpoint_source(source: Any) -> bool:
+def is_compact_checkpoint_source(source: object) -> bool:
     """True iff `source` is a compaction checkpoint marker: `kind == "plugin"` and `plugin == "compact"`."""
     if not isinstance(source, Mapping):
         return False
     return source.get("kind") == "plugin" and source.get("plugin") == "compact"
 
 
-def message_text(content: Any) -> str:
+def message_text(content: object) -> str:
     """The `"\\n"`-join of the string `text` of every `type == "text"` block of `content`."""
     if type(content) is not list and (not isinstance(content, Sequence) or isinstance(content, str | bytes)):
         return ""
@@ -95,8 +96,11 @@ class ProjectedColumns(NamedTuple):
     checkpoints: list[bool]
 
 
-def project_conversation_columns(snapshot: Mapping[str, Any]) -> ProjectedColumns:
-    """`project_session_conversation` as parallel role/text/checkpoint lists (same rules, same errors)."""
+def project_conversation_columns(snapshot: SurfaceSnapshot) -> ProjectedColumns:
+    """`project_session_conversation` as parallel role/text/checkpoint lists (same rules, same errors).
+
+    The snapshot's events come from a log: every field read here is checked first.
+    """
     roles: list[Role] = []
     texts: list[str] = []
     checkpoints: list[bool] = []
@@ -118,7 +122,7 @@ def project_conversation_columns(snapshot: Mapping[str, Any]) -> ProjectedColumn
         elif kind == "assistant/message":
             message = data.get("message")
             is_mapping = type(message) is dict or isinstance(message, Mapping)
-            text = message_text(message.get("content") if is_mapping else None)
+            text = message_text(message.get("content")) if is_mapping and message is not None else ""
             role, checkpoint = "assistant", False
         elif kind == "tool/result" or kind == "system/message":  # never propagated (later contract)
             continue
@@ -131,7 +135,7 @@ def project_conversation_columns(snapshot: Mapping[str, Any]) -> ProjectedColumn
     return ProjectedColumns(roles, texts, checkpoints)
 
 
-def project_session_conversation(snapshot: Mapping[str, Any]) -> list[ProjectedItem]:
+def project_session_conversation(snapshot: SurfaceSnapshot) -> list[ProjectedItem]:
     """The projected conversation of a surface snapshot `{session, capturedThroughSeq, events}`.
 
     Raises `UnreachableSurfaceEventError` for an event type outside the surface

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessionref.contract.events import SurfaceSnapshot
 from sessionref.contract.js_json import stringify_tag_safe_json, tag_safe_string_bytes, to_js_string, utf8_len
 from sessionref.contract.projection import ProjectedColumns, ProjectedItem, project_conversation_columns
 from sessionref.contract.text_retainer import truncate_with_notice
@@ -199,20 +200,29 @@ def retain_projected_columns(
     return RetainedReference(data, stats, size, tuple(kept), tuple(roles), tuple(texts))
 
 
+MISSING_SESSION_ID_MESSAGE = "the surface snapshot has no session header with a string id"
+
+
 def retain_referenced_session(
-    snapshot: Mapping[str, Any], label: str, max_bytes: int
+    snapshot: SurfaceSnapshot, label: str, max_bytes: int
 ) -> RetainedReference | None:
     """Project `snapshot` (`{session, capturedThroughSeq, events}`) and retain it within `max_bytes`.
 
     Returns None when even the fixed fields cannot fit. Raises
-    `UnreachableSurfaceEventError` for an event type outside the surface union.
+    `UnreachableSurfaceEventError` for an event type outside the surface union, and
+    `TypeError` for a snapshot whose header has no string `id` (the snapshot's `sessionId`
+    would otherwise be `null`: every backend we know folds a header with an id).
     """
-    session = snapshot.get("session") or {}
+    header = snapshot.get("session")
+    session_id = header.get("id") if isinstance(header, Mapping) else None
+    if not isinstance(session_id, str):
+        raise TypeError(MISSING_SESSION_ID_MESSAGE)
+    cwd = header.get("cwd") if isinstance(header, Mapping) else None
     return retain_projected_columns(
         project_conversation_columns(snapshot),
-        session_id=session.get("id"),
+        session_id=session_id,
         label=label,
-        cwd=session.get("cwd"),
+        cwd=cwd,
         captured_through_seq=snapshot.get("capturedThroughSeq"),
         max_bytes=max_bytes,
     )

@@ -310,8 +310,5 @@ def _add(listeners: list[Any], listener: Any) -> Callable[[], None]:
 
 
 def _labels(prepared: PreparedReferencedMessage) -> tuple[str, ...]:
-    context = prepared.additional_context
-    if context is None:
-        return ()
-    records = context.get("source", {}).get("references", [])
-    return tuple(str(record.get("label", record.get("sessionId", ""))) for record in records)
+    """The labels of the sessions `prepared` references (its context message's records), in order."""
+    return tuple(record["label"] for record in prepared.references)

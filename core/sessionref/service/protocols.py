@@ -3,30 +3,22 @@
 `SessionReferences` only ever talks to a `SessionQuery`. The embedded store
 implements it; tests and the conformance harness implement it over plain dicts.
 Snapshots are JSON-shaped dicts exactly as they appear on disk (camelCase keys,
-key order kept), because byte budgets are measured over their serialisation.
+key order kept), because byte budgets are measured over their serialisation; their
+shape is `sessionref.contract.events.SurfaceSnapshot`, re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from sessionref.contract.events import SurfaceSnapshot
+
+__all__ = ["CandidateSearch", "Progress", "SessionQuery", "SessionRecord", "SurfaceSnapshot"]
 
 Progress = Callable[[int, int], None]
 """`progress(done, total)`: sessions indexed so far during a first-time walk (raise in it to stop)."""
-
-
-class SurfaceSnapshot(TypedDict):
-    """The folded current surface of one session (contract.md §3.2).
-
-    `session` is the header dict (`id`, `createdAt`, optional `cwd`, `version`, ...),
-    `capturedThroughSeq` the seq of the last raw event of the log (or None for an
-    empty log) and `events` the surface events in fold order.
-    """
-
-    session: dict[str, Any]
-    capturedThroughSeq: int | None
-    events: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from sessionref.contract.context_message import (
     render_prompt,
 )
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.events import ContentBlock, ReferenceRecord, UserMessage
 from sessionref.contract.omissions import (
     UNAVAILABLE_NO_STORE,
     UNAVAILABLE_SAVE_FAILED,
@@ -50,6 +51,16 @@ from sessionref.service.config import SessionReferenceConfig
 from sessionref.service.protocols import SessionQuery, SurfaceSnapshot
 from sessionref.service.spill import SpillStore
 
+__all__ = [
+    "Candidate",
+    "CapturedReference",
+    "PreparedReferencedMessage",
+    "ReferencePreview",
+    "ReferencingAgent",
+    "SessionReferences",
+    "omission_notices",
+]
+
 ContextWindow = int | Callable[[], "int | Awaitable[int | None] | None"] | None
 
 READ_FAILED_PREFIX = "failed to read referenced session: "
@@ -69,13 +80,14 @@ class PreparedReferencedMessage:
     """What `prepare` returns.
 
     `content` is a deep copy of the readable content; `additional_context` the
-    snapshot user message (`{source, content, role, id}`) or None when nothing was
-    referenced; `references` the per-source records of that message's source.
+    snapshot user message (`{source, content, role, id}`, source kind
+    `session-reference`) or None when nothing was referenced; `references` the
+    per-source records of that message's source.
     """
 
-    content: list[Any]
-    additional_context: dict[str, Any] | None
-    references: list[dict[str, Any]]
+    content: list[ContentBlock]
+    additional_context: UserMessage | None
+    references: list[ReferenceRecord]
 
     def to_json(self) -> dict[str, Any]:
         """Upstream result shape `{content, additionalContext?}`."""
@@ -126,7 +138,7 @@ class CapturedReference:
     """One source as captured by `prepare`: its reference, raw snapshot, retention and input index."""
 
     reference: SessionReference
-    snapshot: Mapping[str, Any]
+    snapshot: SurfaceSnapshot
     retained: RetainedReference
     input_index: int
 
@@ -295,7 +307,7 @@ class SessionReferences:
     async def prepare(
         self,
         agent: ReferencingAgent,
-        content: Sequence[Any],
+        content: Sequence[ContentBlock],
         references: Sequence[object],
         *,
         signal: AbortSignal | None = None,

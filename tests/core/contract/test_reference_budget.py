@@ -174,3 +174,14 @@ def test_many_small_messages_keep_the_newest_that_fit() -> None:
     assert kept[0] > 0
     assert list(kept) == list(range(kept[0], 2000))  # the oldest went first, the rest is a suffix
     assert retained.stats.omitted_messages == kept[0]
+
+
+@pytest.mark.parametrize("header", [None, {}, {"id": None, "createdAt": 1}, {"id": 7, "createdAt": 1}])
+def test_a_header_without_a_string_id_is_refused_not_quoted_as_null(header: Any) -> None:
+    snapshot = source_snapshot()
+    if header is None:
+        del snapshot["session"]
+    else:
+        snapshot["session"] = header
+    with pytest.raises(TypeError, match="no session header with a string id"):
+        retain_referenced_session(snapshot, "source", 65536)

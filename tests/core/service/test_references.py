@@ -334,6 +334,15 @@ async def test_an_unprojectable_surface_is_a_read_failure_not_a_bare_exception()
     assert "unreachable variant" in error.message
 
 
+async def test_a_backend_snapshot_without_a_session_id_is_a_read_failure() -> None:
+    sessions = three_sources()
+    del sessions.snapshots["one"]["session"]["id"]
+    error = await expect_error(
+        ErrorCode.READ_FAILED, SessionReferences(sessions).prepare(TARGET, GO, [{"sessionId": "one"}])
+    )
+    assert "no session header with a string id" in error.message
+
+
 # -- budgets --------------------------------------------------------------------------------------
 
 
