@@ -49,3 +49,10 @@ def test_public_round_trip() -> None:
     )
     assert parsed.text == "see @Label"
     assert [(r.session_id, r.label) for r in parsed.references] == [("abc", "Label")]
+
+
+def test_the_core_package_ships_its_py_typed_marker() -> None:
+    """PEP 561: without the marker, type checkers ignore the annotations of an installed sessionref."""
+    import importlib.resources
+
+    assert importlib.resources.files("sessionref").joinpath("py.typed").is_file()

@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from sessionref.contract.errors import CodedError, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
-from sessionref.contract.options import MAX_SAFE_INTEGER, Placement
+from sessionref.contract.options import MAX_SAFE_INTEGER, PLACEMENTS, Placement
 from sessionref.host.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
 from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
 from sessionref.service.config import SessionReferenceConfig
@@ -225,8 +225,9 @@ def _boolean(value: object) -> bool:
 
 def _placement(value: object) -> Placement:
     text = _text(value).lower()
-    if text == "before" or text == "after":
-        return text
+    for placement in PLACEMENTS:
+        if text == placement:
+            return placement
     raise _BadValue(f"must be \"before\" or \"after\", got {_shown(text)}")
 
 

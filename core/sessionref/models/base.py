@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from sessionref.contract.errors import CodedError
 
@@ -37,7 +37,10 @@ MODEL_ERROR_CODES: Final = frozenset(
     }
 )
 
-ROLES: Final = ("user", "assistant", "system")
+Role = Literal["user", "assistant", "system"]
+"""The roles a conversation message sent to a model may have."""
+
+ROLES: Final[tuple[Role, ...]] = ("user", "assistant", "system")
 
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 """Where the OpenAI-compatible model sends requests unless configured otherwise."""
@@ -71,13 +74,21 @@ class ChatModel(Protocol):
         ...
 
 
-def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def _role(value: object) -> Role | None:
+    """``value`` as a `Role`, or None when it is not one."""
+    for role in ROLES:
+        if value == role:
+            return role
+    return None
+
+
+def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[tuple[Role, str]]:
     """Return ``(role, content)`` pairs, or raise ModelError(MODEL_BAD_REQUEST) naming the bad item."""
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[Role, str]] = []
     for index, message in enumerate(messages):
-        role = message.get("role") if isinstance(message, Mapping) else None
+        role = _role(message.get("role")) if isinstance(message, Mapping) else None
         content = message.get("content") if isinstance(message, Mapping) else None
-        if role not in ROLES or not isinstance(content, str):
+        if role is None or not isinstance(content, str):
             raise ModelError(
                 MODEL_BAD_REQUEST,
                 f"message {index} must have a role of user, assistant or system and string content",

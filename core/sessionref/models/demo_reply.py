@@ -116,7 +116,8 @@ def _session_view(entry: Any, notices: dict[str, int]) -> ReferencedSessionView 
     items = [item for item in conversation if isinstance(item, dict)]
     texts = [item["text"] for item in items if isinstance(item.get("text"), str)]
     session_id: str = entry["sessionId"]
-    label = entry.get("label") if isinstance(entry.get("label"), str) else session_id
+    given_label = entry.get("label")
+    label = given_label if isinstance(given_label, str) else session_id
     latest = items[-1] if items else None
     latest_text = latest.get("text") if latest is not None else None
     return ReferencedSessionView(

@@ -18,7 +18,7 @@ so a consumer that awaits between deltas is never cancelled by our deadline.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -162,7 +162,7 @@ async def send_following_redirects(
 
 async def body_pieces(
     response: httpx.Response, limit: int, deadline: Deadline, *, strict: bool = True
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The body in pieces, each read bounded by ``deadline``, at most ``limit`` bytes in all.
 
     Past ``limit``, the allowed part of the last piece is yielded, then ``MODEL_STREAM_TOO_LARGE``
@@ -185,12 +185,13 @@ async def body_pieces(
             received += len(piece)
             yield piece
     finally:
-        await chunks.aclose()
+        if isinstance(chunks, AsyncGenerator):  # httpx's iterator is one; close it with the response
+            await chunks.aclose()
 
 
 async def read_event_stream(
     response: httpx.Response, limits: StreamLimits, deadline: Deadline
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Yield content deltas from an SSE body until ``[DONE]``; a body ending early is a dropped stream."""
     finished = False
     async with aclosing(_event_data(response, limits, deadline)) as events:
@@ -207,7 +208,7 @@ async def read_event_stream(
 
 async def _event_data(
     response: httpx.Response, limits: StreamLimits, deadline: Deadline
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """The data of each event of the body, the last one included when the body ends without a blank line."""
     splitter = SseLineSplitter(limits.max_line_bytes)
     decoder = SseDecoder()

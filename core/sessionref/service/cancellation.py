@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
 from sessionref.service.abort import AbortSignal
@@ -22,7 +22,7 @@ T = TypeVar("T")
 CANCELLED_MESSAGE = "session reference preparation was cancelled"
 
 # Work abandoned after an abort keeps running; hold a reference until it ends.
-_abandoned: set[asyncio.Future[object]] = set()
+_abandoned: set[asyncio.Future[Any]] = set()
 
 
 def cancelled_error(signal: AbortSignal) -> SessionReferenceError:
@@ -47,10 +47,10 @@ def _abandon(future: asyncio.Future[T]) -> None:
         if not future.cancelled():
             future.exception()
         return
-    _abandoned.add(future)  # type: ignore[arg-type]
+    _abandoned.add(future)
 
     def _forget(done: asyncio.Future[T]) -> None:
-        _abandoned.discard(done)  # type: ignore[arg-type]
+        _abandoned.discard(done)
         if not done.cancelled():
             done.exception()
 
