@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from sessionref.contract.events import SurfaceEvent
 from sessionref.contract.titles import normalize_title, prompt_title
 from sessionref.sources.foreign import (
     ForeignSession,
@@ -265,9 +266,9 @@ def _live_chain(nodes: Mapping[str, _Node], leaf: str | None) -> list[_Node]:
     return chain
 
 
-def _events(chain: list[_Node]) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    answers: dict[str, dict[str, Any]] = {}
+def _events(chain: list[_Node]) -> list[SurfaceEvent]:
+    events: list[SurfaceEvent] = []
+    answers: dict[str, SurfaceEvent] = {}
     for node in chain:
         if not node.texts:
             continue

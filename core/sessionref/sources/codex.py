@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from sessionref.contract.events import SurfaceEvent
 from sessionref.contract.titles import normalize_title, prompt_title
 from sessionref.sources.foreign import (
     ForeignSession,
@@ -326,8 +327,8 @@ class _Conversation:
 
     provider: str = DEFAULT_PROVIDER
     model: str = UNKNOWN_MODEL
-    events: list[dict[str, Any]] = field(default_factory=list)
-    item_events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[SurfaceEvent] = field(default_factory=list)
+    item_events: list[SurfaceEvent] = field(default_factory=list)
     has_events: bool = False
 
     def take(self, seq: int, record: Mapping[str, Any]) -> None:
@@ -367,7 +368,7 @@ class _Conversation:
             self.item_events = [checkpoint]
 
     @property
-    def projected(self) -> list[dict[str, Any]]:
+    def projected(self) -> list[SurfaceEvent]:
         return self.events if self.has_events else self.item_events
 
 

@@ -26,9 +26,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from sessionref.contract.errors import CodedError
+from sessionref.contract.events import (
+    AssistantMessage,
+    CheckpointSource,
+    ContentBlock,
+    SessionHeader,
+    SurfaceEvent,
+    SurfaceSnapshot,
+    UserMessage,
+    text_block,
+)
 
 __all__ = [
     "SOURCE_KINDS",
@@ -127,13 +137,13 @@ class ForeignSummary:
 class ForeignSession:
     """One foreign session read in full: its discovery facts plus a projectable surface snapshot.
 
-    `snapshot` is a `sessionref.service.protocols.SurfaceSnapshot`-shaped dict. `lines_read` counts every
+    `snapshot` is its projectable surface. `lines_read` counts every
     line met (complete ones plus an incomplete last one); `skipped_lines` those left out:
     blank, malformed (not one JSON object), oversized, and an incomplete last line.
     """
 
     summary: ForeignSummary
-    snapshot: dict[str, Any]
+    snapshot: SurfaceSnapshot
     skipped_lines: int
     lines_read: int
 
@@ -166,30 +176,35 @@ class ForeignSession:
         return self.summary.paths
 
 
-def _text_content(texts: Sequence[str]) -> list[dict[str, str]]:
-    return [{"type": "text", "text": text} for text in texts]
+def _text_content(texts: Sequence[str]) -> list[ContentBlock]:
+    return [text_block(text) for text in texts]
 
 
-def user_event(seq: int, time: int, message_id: str, texts: Sequence[str]) -> dict[str, Any]:
+def user_event(seq: int, time: int, message_id: str, texts: Sequence[str]) -> SurfaceEvent:
     """A DSH `user/message` surface event for a direct prompt made of `texts` (one text block each)."""
-    data = {"source": {"kind": "user"}, "content": _text_content(texts), "role": "user", "id": message_id}
+    data: UserMessage = {
+        "source": {"kind": "user"},
+        "content": _text_content(texts),
+        "role": "user",
+        "id": message_id,
+    }
     return {"type": "user/message", "seq": seq, "time": time, "data": data, "surfaceOp": "append"}
 
 
 def checkpoint_event(
     seq: int, time: int, message_id: str, compaction_id: str, texts: Sequence[str]
-) -> dict[str, Any]:
+) -> SurfaceEvent:
     """A DSH compaction checkpoint: a `user/message` with source `{kind: plugin, plugin: compact}` (D7)."""
-    source = {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id}
-    data = {"source": source, "content": _text_content(texts), "role": "user", "id": message_id}
+    source: CheckpointSource = {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id}
+    data: UserMessage = {"source": source, "content": _text_content(texts), "role": "user", "id": message_id}
     return {"type": "user/message", "seq": seq, "time": time, "data": data, "surfaceOp": "append"}
 
 
 def assistant_event(
     seq: int, time: int, message_id: str, texts: Sequence[str], provider: str, model: str
-) -> dict[str, Any]:
+) -> SurfaceEvent:
     """A DSH `assistant/message` surface event carrying the answer's text blocks only."""
-    message = {
+    message: AssistantMessage = {
         "id": message_id,
         "role": "assistant",
         "content": _text_content(texts),
@@ -204,13 +219,13 @@ def assistant_event(
     }
 
 
-def build_snapshot(summary: ForeignSummary, events: list[dict[str, Any]]) -> dict[str, Any]:
+def build_snapshot(summary: ForeignSummary, events: list[SurfaceEvent]) -> SurfaceSnapshot:
     """The surface snapshot `{session, capturedThroughSeq, events}` of a foreign session.
 
     The header is DSH-shaped (`type`, `version`, `id`, `createdAt`, `cwd` only when known,
     `delegationDepth` 0); `capturedThroughSeq` is the highest event seq, or None without events.
     """
-    header: dict[str, Any] = {
+    header: SessionHeader = {
         "type": "session",
         "version": HEADER_FORMAT_VERSION,
         "id": summary.session_id,

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from sessionref.contract.events import SurfaceEvent
 from sessionref.contract.titles import normalize_title, prompt_title
 from sessionref.sources.foreign import (
     ForeignSession,
@@ -336,8 +337,8 @@ class _History:
             self.entries.pop(message_id, None)
             self.entries[message_id] = entry
 
-    def events(self) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = []
+    def events(self) -> list[SurfaceEvent]:
+        events: list[SurfaceEvent] = []
         for message_id, entry in self.entries.items():
             if not entry.text or entry.kind not in CONVERSATION_TYPES:
                 continue
