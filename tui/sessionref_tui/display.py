@@ -4,6 +4,10 @@ Nothing here imports Textual or prompt_toolkit: the Textual composer and the
 prompt_toolkit line mode both use these functions. Every string returned is
 plain text; render it with `rich.text.Text(...)` (or a prompt_toolkit plain
 fragment), never as markup.
+
+`inert` (and `inert_lines`) are the core's `sessionref.contract.terminal_text`
+functions, re-exported here: that module is the one definition of what must
+not reach a terminal raw.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 from typing import Final
 
 from rich.cells import cell_len
+from sessionref.contract.terminal_text import inert as inert
+from sessionref.contract.terminal_text import inert_lines as inert_lines
 
 NEW_SESSION_NAME: Final = "New session"
 """What both UIs call a session that has no title yet (a draft, or one without a first message)."""
@@ -18,47 +24,11 @@ NEW_SESSION_NAME: Final = "New session"
 ELLIPSIS: Final = "…"
 """The one-cell marker put where text was cut."""
 
-_BIDI_CONTROLS: Final = frozenset(
-    {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
-)
-"""Bidirectional formatting characters: they can reorder what a terminal shows."""
-
-_LINE_SEPARATORS: Final = frozenset({0x2028, 0x2029})
-
 _MINUTE_MS: Final = 60_000
 _HOUR_MS: Final = 60 * _MINUTE_MS
 _DAY_MS: Final = 24 * _HOUR_MS
 _WEEK_MS: Final = 7 * _DAY_MS
 _YEAR_MS: Final = 365 * _DAY_MS
-
-
-def _escape_char(char: str) -> str | None:
-    """The escaped spelling of one character, or None when it is safe as is."""
-    code = ord(char)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return f"\\x{code:02x}"
-    if code in _BIDI_CONTROLS or code in _LINE_SEPARATORS:
-        return f"\\u{code:04x}"
-    return None
-
-
-def inert(text: str) -> str:
-    """Return `text` with every character that could drive a terminal shown escaped.
-
-    C0 controls (including ESC, TAB, CR and LF), DEL and C1 controls become
-    `\\xNN` (LF is `\\x0a`); bidirectional overrides and the Unicode line and
-    paragraph separators become `\\uNNNN`. The result is a single line of plain
-    text. Rich markup such as `[bold]` is left as literal characters: it is only
-    harmless if the caller renders the result via `rich.text.Text`, never markup.
-    Lone surrogates are shown as `\\udNNN` so the result is always encodable.
-    """
-    out: list[str] = []
-    for char in text:
-        escaped = _escape_char(char)
-        if escaped is None and 0xD800 <= ord(char) <= 0xDFFF:
-            escaped = f"\\u{ord(char):04x}"
-        out.append(char if escaped is None else escaped)
-    return "".join(out)
 
 
 def relative_age(created_at_ms: int | float, now_ms: int | float) -> str:

@@ -1,8 +1,10 @@
 """Session titles: normalisation (inert, bounded text) and the fallback title of a session.
 
 A title is shown in terminals and pickers, so everything that could steer a terminal or
-reorder text (escape sequences, C0/C1 controls, bidi and invisible format characters) is
-removed before it is stored or returned.
+reorder text is removed before it is stored or returned: whole escape sequences, every character
+of `sessionref.contract.terminal_text`'s unsafe set, and on top of that (a title is one short line
+people compare by eye) every other invisible format character. The whitespace controls and the
+line/paragraph separators are not removed but collapsed into one space with the other whitespace.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sessionref.contract.projection import message_text
+from sessionref.contract.terminal_text import UNSAFE_CHARACTER
 
 TITLE_BYTE_BUDGET = 256
 FALLBACK_TITLE_WORDS = 5
@@ -29,13 +32,16 @@ _ESCAPE_SEQUENCE = re.compile(
     """,
     re.VERBOSE,
 )
-# Bidi embeddings/overrides/isolates, marks, zero-width and other invisible format characters.
+# Invisible characters beyond the unsafe set: zero-width ones, invisible operators, deprecated
+# format controls, BOM, soft hyphen, Mongolian vowel separator and the interlinear annotations
+# (most are category Cf and would go anyway; U+180E is not, in current Unicode).
 _INVISIBLE = frozenset(
-    "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u206a\u206b\u206c\u206d\u206e\u206f"
+    "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f"
     "\ufeff\u00ad\u180e\ufff9\ufffa\ufffb"
 )
-_WHITESPACE_CONTROLS = frozenset("\t\n\v\f\r")
+# Unsafe, but whitespace to a reader: collapsed into one space with the rest (JavaScript whitespace
+# too). NEL and the separators U+001C-U+001F are not in this list: they are removed.
+_COLLAPSED_TO_SPACE = frozenset("\t\n\v\f\r\u2028\u2029")
 _WHITESPACE_RUN = re.compile(r"\s+")
 # Printable ASCII and whitespace controls never need the per-character check.
 _SUSPECT = re.compile(r"[^\x20-\x7e\t\n\v\f\r]")
@@ -43,13 +49,11 @@ FALLBACK_SCAN_CHARS = 4096
 
 
 def _is_stripped(char: str) -> bool:
-    if char in _INVISIBLE:
+    if char in _COLLAPSED_TO_SPACE:
+        return False
+    if UNSAFE_CHARACTER.fullmatch(char) or char in _INVISIBLE:
         return True
-    category = unicodedata.category(char)
-    # Cc: C0/C1 controls and DEL; Cf: remaining format characters; Cs: lone surrogates.
-    # Only tab, newline, vertical tab, form feed and carriage return (whitespace in JavaScript
-    # too) are kept here, to be collapsed to a space; NEL and the separators U+001C-U+001F go.
-    return category in ("Cc", "Cf", "Cs") and char not in _WHITESPACE_CONTROLS
+    return unicodedata.category(char) == "Cf"  # any other format character
 
 
 def _drop_if_stripped(match: re.Match[str]) -> str:

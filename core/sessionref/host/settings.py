@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 from sessionref.contract.errors import CodedError, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.contract.options import MAX_SAFE_INTEGER, PLACEMENTS, Placement
+from sessionref.contract.terminal_text import has_unsafe_characters
 from sessionref.host.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
 from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
 from sessionref.service.config import SessionReferenceConfig
@@ -113,7 +114,6 @@ SHOWN_VALUE_CHARS: Final = 80
 """At most this many characters of a bad value (head…tail) are quoted in an error message."""
 SHOWN_PATH_CHARS: Final = 512
 """Likewise for a configuration path that could not be read (a real path is shorter than this)."""
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _UNDECODABLE = re.compile("[\ud800-\udfff]")  # how os.environ carries bytes that are not UTF-8
 
 
@@ -140,7 +140,7 @@ def _text(value: object) -> str:
 
 def _secret(value: object) -> SecretStr | None:
     text = _text(value)
-    if _CONTROL.search(text) or " " in text:
+    if has_unsafe_characters(text) or " " in text:
         raise _BadValue("must not contain spaces or control characters")
     return SecretStr(text) if text else None
 
@@ -152,14 +152,14 @@ def _base_url(value: object) -> str:
         host = parts.hostname
     except ValueError:  # e.g. an unclosed IPv6 bracket: "http://[::1"
         host = None
-    if host is None or parts.scheme not in ("http", "https") or _CONTROL.search(text) or " " in text:
+    if host is None or parts.scheme not in ("http", "https") or has_unsafe_characters(text) or " " in text:
         raise _BadValue(f"must be an http(s) URL such as {DEFAULT_BASE_URL}, got {_shown(text)}")
     return text.rstrip("/")
 
 
 def _model_id(value: object) -> str:
     text = _text(value)
-    if not text or _CONTROL.search(text) or any(ch.isspace() for ch in text):
+    if not text or has_unsafe_characters(text) or any(ch.isspace() for ch in text):
         raise _BadValue(f"must be a model id without spaces, got {_shown(text)}")
     return text
 

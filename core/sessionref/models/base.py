@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from sessionref.contract.errors import CodedError
+from sessionref.contract.terminal_text import UNSAFE_CHARACTER
 
 MODEL_AUTH: Final = "MODEL_AUTH"
 MODEL_TIMEOUT: Final = "MODEL_TIMEOUT"
@@ -97,13 +98,15 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[tuple[Role,
     return pairs
 
 
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+def _dropped_or_space(match: re.Match[str]) -> str:
+    return " " if match.group().isspace() else ""
 
 
 def one_line_excerpt(text: str, limit: int) -> str:
-    """Return ``text`` as one inert line: control characters removed, whitespace collapsed, at most
-    ``limit`` characters (an ellipsis marks a cut)."""
-    flat = " ".join(_CONTROL_CHARS.sub("", text).split())
+    """Return ``text`` as one inert line: every terminal-unsafe character
+    (`sessionref.contract.terminal_text`) removed, or made a space where it separates words (tab,
+    line breaks), whitespace collapsed, at most ``limit`` characters (an ellipsis marks a cut)."""
+    flat = " ".join(UNSAFE_CHARACTER.sub(_dropped_or_space, text).split())
     if len(flat) <= limit:
         return flat
     return flat[: max(0, limit - 1)].rstrip() + "…"

@@ -142,6 +142,10 @@ def test_api_key_from_the_file_selects_the_real_model(tmp_path: Path) -> None:
         ({"SESSIONREF_DEMO_PACE": "nan"}, "SESSIONREF_DEMO_PACE"),
         ({"SESSIONREF_MODEL_TIMEOUT": "0"}, "SESSIONREF_MODEL_TIMEOUT"),
         ({"OPENAI_API_KEY": "sk-\x1b[31m"}, "OPENAI_API_KEY"),
+        # Every terminal-unsafe character is refused, not only C0/C1 (contract.terminal_text).
+        ({"OPENAI_API_KEY": "sk-\u202eabc"}, "OPENAI_API_KEY"),
+        ({"SESSIONREF_MODEL": "gpt\u2066-4"}, "SESSIONREF_MODEL"),
+        ({"OPENAI_BASE_URL": "https://host/\u2028v1"}, "OPENAI_BASE_URL"),
     ],
 )
 def test_invalid_env_values_name_the_variable(tmp_path: Path, env: dict[str, str], named: str) -> None:

@@ -6,14 +6,12 @@ to a bounded excerpt (a 10 MB argument never becomes a 10 MB line) and made iner
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any, Final, TextIO
 
 from sessionref.contract.excerpts import MESSAGE_CHARS, bounded_excerpt
-
-from sessionref_tui.display import inert
+from sessionref.contract.terminal_text import inert, inert_lines, terminal_safe_json
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -23,30 +21,14 @@ EXIT_CLOSED_PIPE: Final = 141
 reports for ``cat`` or ``git`` in the same place, so ``set -o pipefail`` scripts can tell the output
 was cut. Nothing is printed about it."""
 
-_JSON_UNSAFE: Final = frozenset(
-    {*range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
-     0x2028, 0x2029}
-)
-
-
 def safe_json(value: Any, *, indent: int | None = 2, compact: bool = False) -> str:
-    """JSON text safe in a terminal: non-ASCII kept; controls, bidi marks, surrogates `\\u`-escaped.
-
-    ``compact`` drops the spaces after separators (one dense line; implies no indent).
-    """
-    if compact:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    else:
-        text = json.dumps(value, ensure_ascii=False, indent=indent)
-    return "".join(
-        f"\\u{ord(char):04x}" if ord(char) in _JSON_UNSAFE or 0xD800 <= ord(char) <= 0xDFFF else char
-        for char in text
-    )
+    """JSON text safe in a terminal (`sessionref.contract.terminal_text.terminal_safe_json`)."""
+    return terminal_safe_json(value, indent=indent, compact=compact)
 
 
 def inert_block(text: str) -> str:
     """Multi-line text with each line made inert (line breaks kept)."""
-    return "\n".join(inert(line) for line in text.split("\n"))
+    return inert_lines(text)
 
 
 def bounded_message(message: str) -> str:

@@ -17,7 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from sessionref_tui.display import inert
+from sessionref_tui.display import inert, inert_lines
 from sessionref_tui.widgets.log_rows import (
     context_source,
     describe_stats,
@@ -46,7 +46,7 @@ CHIP_STYLE = "bold $text-accent on $accent-muted"
 
 def markdown_safe(text: str) -> str:
     """`text` with every control character escaped as visible text, newlines kept (Markdown is wanted)."""
-    return "\n".join(inert(line) for line in text.split("\n"))
+    return inert_lines(text)
 
 
 def chip_content(text: str, labels: set[str]) -> Content:
