@@ -106,6 +106,20 @@ async def assert_draft_kept(pilot: Pilot[Any], draft: str, code: str) -> None:
     assert not [event for event in pilot.app.query_one(Inspector).order() if event[0] == "user/message"]
 
 
+async def test_a_bug_while_preparing_keeps_the_draft_and_names_the_log(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, show_inspector=True)
+
+    async def injected_bug(*_args: object, **_kwargs: object) -> object:
+        raise ZeroDivisionError("injected bug")
+
+    harness.workspace.references.prepare_text = injected_bug  # type: ignore[method-assign]
+    async with harness.app.run_test(size=SIZE) as pilot:
+        await assert_draft_kept(pilot, "hello there", "INTERNAL_ERROR")
+        log = harness.workspace.error_log.path
+        assert "unexpected ZeroDivisionError: injected bug" in notice_text(pilot)
+        assert "ZeroDivisionError: injected bug" in log.read_text(encoding="utf-8")
+
+
 async def test_self_reference_keeps_the_draft(tmp_path: Path) -> None:
     harness = build_harness(tmp_path, show_inspector=True)
     async with harness.app.run_test(size=SIZE) as pilot:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from sessionref.agent import Agent
-from sessionref.contract.errors import SessionReferenceError
+from sessionref.contract.errors import describe_error
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.host.workspace import Workspace
 from sessionref.service.abort import AbortSignal
@@ -195,11 +195,8 @@ class SessionrefApp(SessionView):
         assert target is not None
         try:
             result = await self.workspace.submit(target, value, signal=signal)
-        except SessionReferenceError as error:
-            composer.show_error(describe_send_error(str(error.code), error.message))
-        except Exception as error:  # a store or settings failure must not take the draft with it
-            code = getattr(error, "code", type(error).__name__)
-            composer.show_error(describe_send_error(str(code), getattr(error, "message", str(error))))
+        except Exception as error:  # any failure, coded or a bug, must not take the draft with it
+            composer.show_error(describe_send_error(*describe_error(error, self.workspace.error_log)))
         else:
             composer.clear_if_unchanged(value)
             if result.created:
@@ -289,7 +286,8 @@ class SessionrefApp(SessionView):
         try:
             self.workspace.store.rename(session_id, title)
         except Exception as error:
-            self.notify(error_text(error, "Could not rename the session"), severity="error", markup=False)
+            text = error_text(error, "Could not rename the session", self.workspace.error_log)
+            self.notify(text, severity="error", markup=False)
 
     def action_redraw(self) -> None:
         """Paint the whole screen again (Ctrl+L): what another program wrote over it goes away."""
@@ -315,7 +313,8 @@ class SessionrefApp(SessionView):
         try:
             await agent.compact()
         except Exception as error:
-            self.notify(error_text(error, "Could not compact the session"), severity="error", markup=False)
+            text = error_text(error, "Could not compact the session", self.workspace.error_log)
+            self.notify(text, severity="error", markup=False)
         else:
             self.notify("Session compacted: earlier messages are now summarised.")
         finally:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from sessionref.contract.errors import CodedError, describe_error
 from sessionref.host.model_choice import build_model
 from sessionref.host.settings import Settings, load_settings
 from sessionref.host.workspace import Workspace
@@ -21,6 +22,7 @@ from sessionref.store import SessionStore, open_store
 
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import seed_demo_store
+from sessionref_tui.display import inert
 from sessionref_tui.store_loading import OpenAbandoned, Progress
 
 EXIT_OK = 0
@@ -48,9 +50,8 @@ def exit_on_hangup(app: SessionrefApp) -> Iterator[None]:
 
 
 def _fail(stream: TextIO, error: BaseException) -> int:
-    code = getattr(error, "code", type(error).__name__)
-    message = getattr(error, "message", None) or str(error)
-    stream.write(f"sessionref: {message} ({code})\n")
+    code, message = describe_error(error)
+    stream.write(f"sessionref: {inert(message)} ({inert(code)})\n")
     return EXIT_FAILED
 
 
@@ -93,7 +94,7 @@ class WorkspaceOpener:
 
 
 def _coded(error: BaseException) -> bool:
-    return getattr(error, "code", None) is not None
+    return isinstance(error, CodedError)
 
 
 def run_chat(store_root: Path | None, *, cwd: str | None = None) -> int:

@@ -12,6 +12,7 @@ import asyncio
 import gc
 import threading
 
+from sessionref.contract.errors import CodedError
 from sessionref.host.workspace import Workspace
 from textual import on, work
 from textual.app import App
@@ -123,7 +124,7 @@ class OpeningApp(App[None]):
         try:
             self.show_workspace()
         except Exception as error:
-            if getattr(error, "code", None) is None:
+            if not isinstance(error, CodedError):
                 raise
             self._fail(error)
             return

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.agent import Agent
+from sessionref.contract.errors import CodedError, InternalErrorLog, describe_error
 from sessionref.host.workspace import (
     DraftSession,
     ReturnedDraft,
@@ -154,7 +155,7 @@ class SessionView(OpeningApp):
             agent = self.workspace.agent(session_id)
             self._open_agent(agent)
         except Exception as error:
-            if getattr(error, "code", None) is None:
+            if not isinstance(error, CodedError):
                 raise
             self.notify(error_text(error, "Could not open the session"), severity="error", markup=False)
 
@@ -330,8 +331,7 @@ class SessionView(OpeningApp):
         self.query_one(Composer).focus()
 
 
-def error_text(error: BaseException, headline: str) -> str:
-    """`headline: message (CODE)` for coded errors, plain `headline: text` otherwise."""
-    code = getattr(error, "code", None)
-    message = getattr(error, "message", None) or str(error)
-    return inert(f"{headline}: {message}" + (f" ({code})" if code else ""))
+def error_text(error: BaseException, headline: str, log: InternalErrorLog | None = None) -> str:
+    """`headline: message (CODE)`, inert, for any error (`describe_error`; `log` keeps a bug's traceback)."""
+    code, message = describe_error(error, log)
+    return inert(f"{headline}: {message} ({code})")

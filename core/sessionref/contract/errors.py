@@ -1,15 +1,35 @@
-"""The one error type the reference contract raises, and its stable codes.
+"""Coded errors, the one error type the reference contract raises, and how hosts show any error.
 
 Every failure a user can cause (a malformed mention, a budget that cannot fit,
 a failed read) surfaces as a `SessionReferenceError` whose `code` is one of the
-seven `ErrorCode` values. Codes and messages are part of the contract: hosts
-match on the code, and conformance vectors compare the message byte for byte.
+seven `ErrorCode` values (docs/contract.md §7). Codes and messages are part of
+the contract: hosts match on the code, and conformance vectors compare the
+message byte for byte.
+
+Every layer's errors a person may see are `CodedError`s, and every host (the
+CLI, the app, the line mode) shows any error through `describe_error`: a coded
+error as its code and message, an `OSError` as `IO_ERROR`, and anything else as
+`INTERNAL_ERROR` — a bug — whose traceback an `InternalErrorLog` keeps.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final, Protocol
+
+from sessionref.contract.excerpts import MESSAGE_CHARS, bounded_excerpt
+
+INTERNAL_ERROR: Final = "INTERNAL_ERROR"
+"""The code of an unexpected exception that reached a host: a bug, with its traceback in a log."""
+
+IO_ERROR: Final = "IO_ERROR"
+"""The code of an operating-system error (a disk, a permission, a missing file) no layer coded."""
+
+CODE_CHARS: Final = 100
+"""At most this many characters of a code are shown (a code comes from data only by mistake)."""
+
+INTERNAL_DETAIL_CHARS: Final = 500
+"""Characters of an unexpected exception's own text quoted in its `INTERNAL_ERROR` message."""
 
 
 class ErrorCode(StrEnum):
@@ -24,14 +44,6 @@ class ErrorCode(StrEnum):
     CANCELLED = "SESSION_REFERENCE_CANCELLED"
 
 
-SESSION_REFERENCE_INVALID_CONFIG = ErrorCode.INVALID_CONFIG
-SESSION_REFERENCE_INVALID_REFERENCE = ErrorCode.INVALID_REFERENCE
-SESSION_REFERENCE_SELF_REFERENCE = ErrorCode.SELF_REFERENCE
-SESSION_REFERENCE_TOO_MANY = ErrorCode.TOO_MANY
-SESSION_REFERENCE_READ_FAILED = ErrorCode.READ_FAILED
-SESSION_REFERENCE_BUDGET_EXCEEDED = ErrorCode.BUDGET_EXCEEDED
-SESSION_REFERENCE_CANCELLED = ErrorCode.CANCELLED
-
 
 class CodedError(Exception):
     """Base of every error sessionref shows to a person: a stable `code` and a readable `message`.
@@ -45,11 +57,36 @@ class CodedError(Exception):
         self.message = message
 
 
-def error_parts(error: BaseException) -> tuple[str, str]:
-    """`(code, message)` for a `CodedError`; `(IO_ERROR | INTERNAL_ERROR, str(error))` for anything else."""
+class InternalErrorLog(Protocol):
+    """Where a host keeps the traceback of an unexpected error (the store's log file, in the product)."""
+
+    def record(self, error: BaseException) -> str:
+        """Keep `error`'s traceback; return a short clause saying where it is, or why it could not be kept.
+
+        Must not raise: a failure to keep the traceback is described in the returned clause.
+        """
+        ...
+
+
+def describe_error(error: BaseException, log: InternalErrorLog | None = None) -> tuple[str, str]:
+    """`(code, message)` to show a person for `error`: how every host shows every error.
+
+    A `CodedError` gives its code and message; an `OSError` gives `IO_ERROR` and its text;
+    anything else is a bug: `INTERNAL_ERROR`, `unexpected <type>: <text>`, followed by what
+    `log.record(error)` says about its traceback (where it was written). The code is cut to
+    `CODE_CHARS` characters and the message to `MESSAGE_CHARS` (head and tail kept). Both are
+    still data: make them inert (`sessionref.contract.terminal_text`) before a terminal shows them.
+    """
     if isinstance(error, CodedError):
-        return str(error.code), error.message
-    return ("IO_ERROR" if isinstance(error, OSError) else "INTERNAL_ERROR"), str(error)
+        code, message = str(error.code), error.message
+    elif isinstance(error, OSError):
+        code, message = IO_ERROR, str(error)
+    else:
+        code = INTERNAL_ERROR
+        detail = bounded_excerpt(f"unexpected {type(error).__name__}: {error}", INTERNAL_DETAIL_CHARS)
+        where = "its traceback was not kept" if log is None else log.record(error)
+        message = f"{detail} — a bug in sessionref; {where}"
+    return bounded_excerpt(code, CODE_CHARS), bounded_excerpt(message, MESSAGE_CHARS)
 
 
 class SessionReferenceError(CodedError):

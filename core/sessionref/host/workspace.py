@@ -22,11 +22,13 @@ import asyncio
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sessionref.agent import Agent, AgentError, DeliveryTicket, deliver_with_references
 from sessionref.agent.errors import AGENT_EMPTY_MESSAGE
 from sessionref.contract.options import Placement
+from sessionref.host.internal_errors import StoreInternalErrorLog
 from sessionref.host.settings import Settings
 from sessionref.service.abort import AbortSignal
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
@@ -117,6 +119,8 @@ class Workspace:
     ``cwd`` is where new sessions are created (and which sessions rank first as candidates).
     ``settings`` supplies the snapshot placement and the reference configuration; without it
     the defaults apply (placement ``before``, automatic budget from the model's context window).
+    ``error_log`` keeps the traceback of an unexpected error a UI shows (in the store); pass it to
+    ``describe_error``.
     """
 
     def __init__(self, store: Any, model: Any, *, cwd: str | None, settings: Settings | None = None) -> None:
@@ -131,6 +135,7 @@ class Workspace:
             spill_store=DirectorySpillStore(store.root),
             context_window=self._context_window,
         )
+        self.error_log = StoreInternalErrorLog(Path(store.root))
         self._agents: dict[str, Agent] = {}
         self._in_flight: dict[str, list[_InFlight]] = {}
         self._queue_listeners: list[QueueListener] = []

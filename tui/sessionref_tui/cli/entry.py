@@ -7,13 +7,14 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from sessionref.contract.errors import error_parts
+from sessionref.contract.errors import describe_error
 
 from sessionref_tui.cli.app_commands import cmd_chat, cmd_demo, cmd_repl
 from sessionref_tui.cli.data_commands import cmd_mention, cmd_sessions, cmd_show
 from sessionref_tui.cli.output import EXIT_USAGE, finish_output, quiet_after_closed_pipe, report_error
 from sessionref_tui.cli.parser import build_parser
 from sessionref_tui.cli.prepare_command import cmd_prepare
+from sessionref_tui.cli.store_access import internal_error_log
 
 EXIT_INTERRUPTED: Final = 130
 
@@ -55,4 +56,5 @@ def _run(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise  # not a failure of the command: main ends quietly
     except Exception as error:  # every failure is reported as code + message, never a traceback
-        return report_error(*error_parts(error), as_json=bool(getattr(args, "json", False)))
+        code, message = describe_error(error, internal_error_log(args))
+        return report_error(code, message, as_json=bool(getattr(args, "json", False)))

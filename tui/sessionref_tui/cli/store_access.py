@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from sessionref.contract.errors import CodedError
+from sessionref.contract.errors import CodedError, InternalErrorLog
 
 from sessionref_tui.cli.output import note
 
@@ -38,6 +38,18 @@ def store_root(args: argparse.Namespace) -> Path:
     from sessionref.host.settings import default_store_root
 
     return default_store_root()
+
+
+def internal_error_log(args: argparse.Namespace) -> InternalErrorLog | None:
+    """Where an unexpected error of this command keeps its traceback: the command's store, else the
+    default store (`demo` has no `--store`); None when not even that can be named."""
+    from sessionref.host.internal_errors import StoreInternalErrorLog
+
+    try:
+        root = store_root(args) if hasattr(args, "store") else store_root(argparse.Namespace(store=None))
+    except Exception:  # e.g. no home directory: the message then says the traceback was not kept
+        return None
+    return StoreInternalErrorLog(root)
 
 
 def progress_printer(*, threshold: int = LARGE_STORE_SESSIONS) -> Callable[[int, int], None]:

@@ -31,7 +31,7 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.cells import cell_len
 from sessionref.agent import Agent
-from sessionref.contract.errors import error_parts
+from sessionref.contract.errors import describe_error
 from sessionref.host.workspace import DraftSession
 from sessionref.service.abort import AbortSignal
 
@@ -177,7 +177,7 @@ class LineMode:
             except asyncio.CancelledError:
                 raise
             except Exception as error:
-                self.transcript.error(*error_parts(error))
+                self.transcript.error(*describe_error(error, self.workspace.error_log))
 
         task = asyncio.get_running_loop().create_task(guarded(), name=f"repl:{label}")
         self._tasks.add(task)
@@ -221,7 +221,7 @@ class LineMode:
             try:
                 await run_command(self, stripped)
             except Exception as error:
-                self.transcript.error(*error_parts(error))
+                self.transcript.error(*describe_error(error, self.workspace.error_log))
             return
         self._start_submit(text)
 
@@ -241,7 +241,7 @@ class LineMode:
             raise
         except Exception as error:
             self.drafts.restore_failed(text)
-            self.transcript.error(*error_parts(error))
+            self.transcript.error(*describe_error(error, self.workspace.error_log))
             return
         finally:
             if self._preparing is signal:
@@ -338,13 +338,13 @@ class LineMode:
             self.transcript.show_events(events)
         except Exception as error:  # showing an event must never break the writer that appended it
             logger.exception("the line mode could not show new events")
-            self.transcript.error(*error_parts(error))
+            self.transcript.error(*describe_error(error, self.workspace.error_log))
 
     def _replay_recent(self, session_id: str, limit: int = 6) -> None:
         try:
             _header, events = self.workspace.store.read_log(session_id)
         except Exception as error:
-            self.transcript.error(*error_parts(error))
+            self.transcript.error(*describe_error(error, self.workspace.error_log))
             return
         messages = [e for e in events if e.get("type") in ("user/message", "assistant/message")]
         if len(messages) > limit:
