@@ -135,10 +135,6 @@ class ChipDocument:
         """The chip whose first character is at `offset`, if any."""
         return next((chip for chip in self.chips if chip.start == offset), None)
 
-    def chip_containing(self, offset: int) -> Chip | None:
-        """The chip with `start < offset < end` (strictly inside), if any."""
-        return next((chip for chip in self.chips if chip.start < offset < chip.end), None)
-
 
 def _valid_spans(text: str) -> list[tuple[int, int, str, str]]:
     """(start, end, session_id, label) of every valid canonical mention or bare URI in `text`."""

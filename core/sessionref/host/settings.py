@@ -79,11 +79,6 @@ class ModelSettings(BaseModel):
     deadline: float = DEFAULT_DEADLINE
     demo_pace: float = DEFAULT_DEMO_PACE
 
-    @property
-    def uses_real_model(self) -> bool:
-        """True when an API key is configured (the OpenAI-compatible model will be used)."""
-        return self.api_key is not None
-
 
 class StoreSettings(BaseModel):
     """How the session store may be used: `open_store(..., write_foreign=write_foreign_sessions)`."""

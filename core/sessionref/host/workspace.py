@@ -145,12 +145,6 @@ class Workspace:
     def _context_window(self) -> int | None:
         return getattr(self.model, "context_window", None)
 
-    def set_model(self, model: Any) -> None:
-        """Switch the active model; agents use it from their next step on."""
-        self.model = model
-        for agent in self._agents.values():
-            agent.model = model
-
     # -- sessions ----------------------------------------------------------------------------
 
     def agent(self, session_id: str) -> Agent:

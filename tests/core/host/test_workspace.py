@@ -239,7 +239,7 @@ async def test_recorded_snapshot_never_changes_when_the_source_changes_later(
 async def test_context_window_feeds_the_automatic_budget(store: SessionStore) -> None:
     ws = Workspace(store, GatedModel(context_window=200_001), cwd=CWD)
     assert await ws.references.resolve_budget() == 160_000
-    ws.set_model(GatedModel(context_window=None))
+    ws.model = GatedModel(context_window=None)  # read at each preparation, not captured once
     assert await ws.references.resolve_budget() == 65_536
 
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 from fakes import Agent, FakeSessions, SessionBuilder, append_conversation
+from rc8_prestep import prepare_direct_messages
 from sessionref.contract.context_message import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
 from sessionref.contract.js_json import stringify_tag_safe_json, utf8_len
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.service.abort import AbortSignal
-from sessionref.service.direct_messages import prepare_direct_messages
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
 
 TARGET = Agent("target", "/target")

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from fakes import Agent, FakeSessions
+from rc8_prestep import prepare_direct_messages
 from sessionref.contract.context_message import automatic_reference_budget, reference_record, render_prompt
 from sessionref.contract.errors import SessionReferenceError
 from sessionref.contract.omissions import SpillOwner, SpillRef, SpillSource
 from sessionref.contract.projection import ProjectedItem
 from sessionref.contract.reference_budget import retain_projected_items
 from sessionref.contract.uri import SessionReference
-from sessionref.service.direct_messages import prepare_direct_messages
 from sessionref.service.protocols import SessionRecord
 from sessionref.service.references import CapturedReference, SessionReferences, omission_notices
 from sessionref.service.spill import MemorySpillStore

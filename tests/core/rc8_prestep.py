@@ -1,4 +1,9 @@
-"""Parse-and-prepare for a batch of messages about to enter a step (the rc.8 pre-step logic).
+"""Test support: parse-and-prepare for a batch of messages about to enter a step (rc.8's pre-step).
+
+rc.8 (docs/contract.md §0) prepared mentions inside the agent's pre-step. sessionref delivers
+through `Workspace.submit` instead (decisions D2/D3), so the product never calls this; the
+service-case vectors and the placement tests still drive `SessionReferences.prepare` the rc.8
+way through it.
 
 Only direct user messages (`source.kind == "user"`) are touched: each of their
 text blocks is rewritten to readable `@label` text, the references of all
