@@ -2,7 +2,7 @@
 
 Everything here is synchronous and deterministic (except the fresh message id),
 so the exact upstream strings and key orders live in one place
-(contract.md §5.1 and §5.3).
+(docs/contract.md §5).
 """
 
 from __future__ import annotations

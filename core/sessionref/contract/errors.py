@@ -33,7 +33,7 @@ INTERNAL_DETAIL_CHARS: Final = 500
 
 
 class ErrorCode(StrEnum):
-    """The stable codes of `SessionReferenceError` (contract §7)."""
+    """The stable codes of `SessionReferenceError` (docs/contract.md §7)."""
 
     INVALID_CONFIG = "SESSION_REFERENCE_INVALID_CONFIG"
     INVALID_REFERENCE = "SESSION_REFERENCE_INVALID_REFERENCE"

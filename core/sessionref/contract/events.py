@@ -4,7 +4,7 @@ These are the JSON objects that cross a layer: what the store folds and the serv
 `SurfaceSnapshot` of `SurfaceEvent`s under a `SessionHeader`), what the agent and the readers of
 other agents' histories write (`LogEvent`s carrying `UserMessage`s and `AssistantMessage`s), and
 what `prepare` returns (a `UserMessage` whose source is a `SessionReferenceSource`). Keys are the
-log's camelCase keys, in the log's order (decision D6).
+log's camelCase keys, in the log's order (docs/contract.md, decision D6).
 
 A `TypedDict` is a promise about shape, not a check. What *we* build has these shapes; what we
 *read* from a log — ours, DSH's or another program's — arrives unchecked. So a reader narrows
@@ -75,7 +75,7 @@ class DirectSource(TypedDict):
 
 
 class CheckpointSource(TypedDict):
-    """A compaction checkpoint (decision D7): it summarises and replaces what came before it."""
+    """A compaction checkpoint (docs/contract.md, decision D7): it summarises what came before it."""
 
     kind: Literal["plugin"]
     plugin: Literal["compact"]

@@ -1,4 +1,4 @@
-"""JavaScript-compatible JSON text, tag-safe escaping and UTF-8 byte counts (contract §2).
+"""JavaScript-compatible JSON text, tag-safe escaping and UTF-8 byte counts (docs/contract.md §2).
 
 Byte budgets upstream are measured over `JSON.stringify` output as Node prints
 it, so this module reproduces that text exactly: insertion key order (with

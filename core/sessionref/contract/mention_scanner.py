@@ -1,4 +1,4 @@
-"""Find mentions and bare URIs in linear time, with the exact semantics of contract §1.5.
+"""Find mentions and bare URIs in linear time, as docs/contract.md §1 ("Parsing text") defines them.
 
 The contract defines the scan as one regular expression with two alternatives,
 tried in order at each position, global and non-overlapping:

@@ -111,7 +111,7 @@ def _pretty_flat_object(fields: Mapping[str, str | int | None]) -> str:
 
 
 def render_transcript(full_data: Mapping[str, Any], captured_format_version: int) -> str:
-    """The full-transcript text for one reference (contract.md §5.3), ending with a newline.
+    """The full-transcript text for one reference (docs/contract.md §5), ending with a newline.
 
     `full_data` is the untruncated snapshot data `{sessionId, label, cwd,
     capturedThroughSeq, conversation:[{role, text}]}`.

@@ -18,7 +18,7 @@ DEFAULT_CANDIDATE_LIMIT: Final = 50
 """How many candidates `list_candidates` returns when the caller gives no limit."""
 
 DEFAULT_MAX_REFERENCE_BYTES: Final = 65536
-"""The per-reference byte budget of the rc.8 profile, and the floor of the automatic budget."""
+"""The per-reference byte budget of the rc8 profile (docs/contract.md §0); the automatic budget's floor."""
 
 DEFAULT_REFERENCE_CONTEXT_FRACTION: Final = 0.2
 """The share of the model's context (tokens × 4 bytes) one reference may use under the automatic budget."""
@@ -27,7 +27,7 @@ Profile = Literal["rc8", "later"]
 """Which upstream release the service reproduces byte for byte (docs/contract.md §0)."""
 
 Placement = Literal["before", "after"]
-"""Where a context message sits relative to the message that cited it (decision D2)."""
+"""Where a context message sits relative to the message that cited it (docs/contract.md, decision D2)."""
 
 PLACEMENTS: Final[tuple[Placement, ...]] = ("before", "after")
 """Every placement, in the order settings list them."""

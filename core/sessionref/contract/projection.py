@@ -1,4 +1,4 @@
-"""Project a folded session surface to the conversation a reference may show (contract §3.3).
+"""Project a folded session surface to the conversation a reference may show (docs/contract.md §3.3).
 
 Only what a person typed (`source.kind == "user"`), compaction checkpoints and
 assistant answers are projected; injected context, plugin messages, tool

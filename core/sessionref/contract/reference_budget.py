@@ -1,4 +1,4 @@
-"""Fit one referenced session into an exact UTF-8 byte budget (contract §4.1).
+"""Fit one referenced session into an exact UTF-8 byte budget (docs/contract.md §4).
 
 The budget applies to the tag-safe JSON text of the snapshot data
 `{sessionId, label, cwd, capturedThroughSeq, conversation: [{role, text}]}`.

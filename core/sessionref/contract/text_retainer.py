@@ -1,4 +1,7 @@
-"""Bounded text retention (contract §4.2-§4.3): TextRetainer and `truncate_with_notice`.
+"""Bounded text retention: `truncate_with_notice` (docs/contract.md §4) and `TextRetainer`.
+
+`TextRetainer` is upstream's streaming retainer, reproduced and pinned by the conformance
+vectors (`tests/conformance/`); the product itself only calls `truncate_with_notice`.
 
 `TextRetainer` treats everything pushed as one UTF-8 byte stream and keeps the
 first `head_bytes` and the last `tail_bytes`. Each cut is repaired to a code

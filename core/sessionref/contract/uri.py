@@ -1,4 +1,4 @@
-"""`dsh-session:` URIs, the `@[label](uri)` mention format, and the mention parser (contract §1).
+"""`dsh-session:` URIs, the `@[label](uri)` mention format, and the mention parser (docs/contract.md §1).
 
 A session id travels as `dsh-session:` + unpadded base64url of the UTF-8 bytes
 of its JavaScript JSON text. Only canonical URIs decode: anything else raises

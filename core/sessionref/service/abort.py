@@ -1,4 +1,4 @@
-"""An explicit, host-controlled abort signal (decision D5).
+"""An explicit, host-controlled abort signal (docs/contract.md, decision D5).
 
 asyncio task cancellation always propagates untouched. A host that wants the
 upstream `SESSION_REFERENCE_CANCELLED` outcome instead (for example: the user

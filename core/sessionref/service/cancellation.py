@@ -1,4 +1,4 @@
-"""Racing work against a host's `AbortSignal` (decision D5, contract.md §5.4).
+"""Racing work against a host's `AbortSignal` (docs/contract.md, decision D5 and §5.4).
 
 An aborted signal turns into `SESSION_REFERENCE_CANCELLED` as soon as it fires;
 the raced work itself keeps running and its eventual result is ignored, as

@@ -1,4 +1,4 @@
-"""Discovery of sessions a message may reference (contract.md §6).
+"""Discovery of sessions a message may reference (docs/contract.md §6).
 
 Candidates are other sessions ranked by working-directory affinity, then by the
 backend's newest-first order. Labels come from the backend's title index; a
@@ -53,7 +53,7 @@ class Candidate:
     def to_json(self, profile: Profile = "later", *, with_mention: bool = False) -> dict[str, Any]:
         """Upstream wire shape: `{sessionId, label, cwd?, sameWorkspace, createdAt}`.
 
-        The `rc8` profile omits `sameWorkspace` (seed/rc.8 shape); `with_mention`
+        The `rc8` profile omits `sameWorkspace` (the seed and rc.8 shape, docs/contract.md §0); `with_mention`
         appends the canonical `mention` as the Remote face does.
         """
         shape: dict[str, Any] = {"sessionId": self.session_id, "label": self.label}

@@ -1,4 +1,4 @@
-"""Configuration of the reference service (contract.md §7).
+"""Configuration of the reference service (docs/contract.md §7).
 
 `SessionReferenceConfig` is the pydantic edge model. Validation follows the upstream
 order and messages exactly; every rejection is a `SessionReferenceError` with code

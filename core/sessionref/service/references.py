@@ -1,13 +1,13 @@
 """`SessionReferences`: candidate discovery and snapshot preparation over a `SessionQuery`.
 
-The service follows the seed contract (contract.md §5.1, §6.1) with the later
-additions (§5.3, §6.2): an automatic model-relative byte budget, omission
+The service follows the seed contract (docs/contract.md §5, §6) with the later
+additions (§0, decision D1): an automatic model-relative byte budget, omission
 notices outside the budgeted JSON with a saved full transcript, the
 `sameWorkspace` candidate flag and `capturedFormatVersion` on each record.
 `profile="rc8"` reproduces the older prepare output byte for byte (no
 `capturedFormatVersion`, no omission notices, 65536-byte default budget).
 
-Cancellation (D5): asyncio cancellation always propagates untouched; an
+Cancellation (docs/contract.md, decision D5): asyncio cancellation always propagates untouched; an
 aborted `AbortSignal` gives `SESSION_REFERENCE_CANCELLED`.
 """
 

@@ -2,13 +2,13 @@
 
 A foreign session (one Claude Code, Codex CLI or Gemini CLI conversation) is served to the
 reference contract as a *surface snapshot* `{"session": header, "capturedThroughSeq": N,
-"events": [...]}` shaped exactly like a folded DSH log (contract §3), so
+"events": [...]}` shaped exactly like a folded DSH log (docs/contract.md §3), so
 `sessionref.contract.projection.project_session_conversation` projects it unchanged:
 
 * direct prompts are `user/message` events with source `{"kind": "user"}`;
 * answers are `assistant/message` events with source `{"kind": "model", provider, model}`;
 * a compaction summary is a `user/message` checkpoint with source `{"kind": "plugin",
-  "plugin": "compact", "compactionId": ...}` (decision D7) standing where the text it
+  "plugin": "compact", "compactionId": ...}` (docs/contract.md, decision D7) standing where the text it
   summarises was, so the projection after a compaction is [checkpoint, later messages].
 
 Each event's `seq` is a position in the source (the 1-based line number of the record that
@@ -194,7 +194,7 @@ def user_event(seq: int, time: int, message_id: str, texts: Sequence[str]) -> Su
 def checkpoint_event(
     seq: int, time: int, message_id: str, compaction_id: str, texts: Sequence[str]
 ) -> SurfaceEvent:
-    """A DSH compaction checkpoint: a `user/message` with source `{kind: plugin, plugin: compact}` (D7)."""
+    """A DSH compaction checkpoint (decision D7): a `user/message` from `{kind: plugin, plugin: compact}`."""
     source: CheckpointSource = {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id}
     data: UserMessage = {"source": source, "content": _text_content(texts), "role": "user", "id": message_id}
     return {"type": "user/message", "seq": seq, "time": time, "data": data, "surfaceOp": "append"}

@@ -1,4 +1,4 @@
-"""The mention grammar of contract §1.5 as the one regular expression upstream uses: the reference model.
+"""docs/contract.md §1's mention grammar as the one regular expression upstream uses: the reference model.
 
 This was the project's implementation until the scan became linear
 (`sessionref.contract.mention_scanner`). Python's `re` backtracks like JavaScript's

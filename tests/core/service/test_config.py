@@ -1,4 +1,4 @@
-"""`SessionReferenceConfig`: upstream validation order, messages and key spellings (contract.md §7)."""
+"""`SessionReferenceConfig`: upstream validation order, messages and key spellings (docs/contract.md §7)."""
 
 from __future__ import annotations
 

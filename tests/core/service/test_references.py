@@ -1,4 +1,4 @@
-"""`SessionReferences.prepare` / `prepare_text` / `preview`: the upstream scenarios of contract.md §8."""
+"""`SessionReferences.prepare` / `prepare_text` / `preview`: the upstream scenarios of docs/contract.md §8."""
 
 from __future__ import annotations
 

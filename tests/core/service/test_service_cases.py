@@ -1,5 +1,5 @@
 """Named upstream cases (`conformance/cases.json`) for the service: prepare, listCandidates,
-the rc.8 pre-step, and the later (0.1.5-rc.2) one-reference prepare and automatic budget."""
+the rc.8 pre-step, and the later one-reference prepare and automatic budget."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Omission notices and full-transcript spill (contract.md §5.3, upstream 0.1.5-rc.2 scenarios)."""
+"""Omission notices and full-transcript spill (docs/contract.md §5; the later profile's scenarios, §0)."""
 
 from __future__ import annotations
 
