@@ -4,7 +4,7 @@
   key after the previous one's results are on screen, with the composer's real debounce. For each
   key: from sending it to the first frame written out after the popup's rows and status line were
   redrawn with the new results (headless, but each frame is still turned into terminal output),
-  minus `SEARCH_DEBOUNCE`: what the user waits *beyond* the debounce. Beside it: the same frame
+  minus `LOOKUP_DEBOUNCE`: what the user waits *beyond* the debounce. Beside it: the same frame
   measured from the moment the debounce ended, the candidate lookup alone (the reference service
   call inside the worker), keystroke → the typed character drawn in the input, and the full
   (generation 2) garbage collections that ran while typing (each one stalls the event loop).
@@ -45,7 +45,8 @@ from sessionref.host.workspace import Workspace
 from sessionref.models import DemoModel
 from sessionref.store import open_store
 from sessionref_tui.app import SessionrefApp
-from sessionref_tui.widgets.composer import SEARCH_DEBOUNCE, Composer
+from sessionref_tui.lookup import LOOKUP_DEBOUNCE
+from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.mention_popup import MentionPopup
 from textual import events
 from textual._compositor import CompositorUpdate
@@ -243,7 +244,7 @@ async def measure_keystrokes(
 
         async def timed_sleep(seconds: float) -> None:
             await real_sleep(seconds)
-            if seconds == SEARCH_DEBOUNCE:
+            if seconds == LOOKUP_DEBOUNCE:
                 debounce_ends.append(time.perf_counter())
 
         composer._sleep = timed_sleep  # the real wait, only timestamped
@@ -289,7 +290,7 @@ async def type_queries(
                 await asyncio.wait_for(echo.drawn.wait(), timeout=30)
                 times.echoed.append((echo.drawn_at - start) * 1000)
                 total = (results.drawn_at - start) * 1000
-                times.painted.append(total - SEARCH_DEBOUNCE * 1000)
+                times.painted.append(total - LOOKUP_DEBOUNCE * 1000)
                 times.after_debounce.append((results.drawn_at - debounce_ends[-1]) * 1000)
                 await asyncio.sleep(max(0.0, start + key_interval - time.perf_counter()))
             await pilot.press("escape", "ctrl+a", "ctrl+k")
@@ -329,7 +330,7 @@ def without_index(root: Path, copy: Path) -> Path:
 
 def print_keystroke_rows(keys: KeystrokeTimes) -> None:
     """The keystroke rows of the markdown table."""
-    debounce = f"{SEARCH_DEBOUNCE * 1000:.0f} ms"
+    debounce = f"{LOOKUP_DEBOUNCE * 1000:.0f} ms"
     for label, samples, target in (
         (f"keystroke → popup painted, beyond the {debounce} debounce", keys.painted, "≤ 16"),
         ("… the same frame, from the end of the debounce", keys.after_debounce, ""),

@@ -13,7 +13,8 @@ from composer_harness import (
     type_text,
 )
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
-from sessionref_tui.widgets.composer import LOADING_DELAY, SEARCH_DEBOUNCE, mention_for
+from sessionref_tui.lookup import LOADING_DELAY, LOOKUP_DEBOUNCE
+from sessionref_tui.mentions import mention_for
 from textual import events
 from textual.widgets.text_area import Selection
 
@@ -102,14 +103,14 @@ class TestTrigger:
 class TestLookup:
     async def test_debounce_asks_the_source_once_for_a_quickly_typed_word(self) -> None:
         sleep = ManualSleep()
-        sleep.hold(SEARCH_DEBOUNCE)
+        sleep.hold(LOOKUP_DEBOUNCE)
         app = ComposerHarness(sleep=sleep)
         async with app.run_test() as pilot:
             await type_text(pilot, "@res")
-            await sleep.wait_until_waiting(SEARCH_DEBOUNCE)
+            await sleep.wait_until_waiting(LOOKUP_DEBOUNCE)
             await pilot.pause()
             assert app.source.queries == []
-            sleep.release(SEARCH_DEBOUNCE)
+            sleep.release(LOOKUP_DEBOUNCE)
             await app.source.wait_for_call("res")
             await settle(pilot)
             assert app.source.queries == ["res"]
@@ -266,13 +267,13 @@ class TestKeys:
 
     async def test_escape_while_the_lookup_is_pending_keeps_it_from_opening(self) -> None:
         sleep = ManualSleep()
-        sleep.hold(SEARCH_DEBOUNCE)
+        sleep.hold(LOOKUP_DEBOUNCE)
         app = ComposerHarness(sleep=sleep)
         async with app.run_test() as pilot:
             await type_text(pilot, "@re")
-            await sleep.wait_until_waiting(SEARCH_DEBOUNCE)
+            await sleep.wait_until_waiting(LOOKUP_DEBOUNCE)
             await pilot.press("escape")
-            sleep.release(SEARCH_DEBOUNCE)
+            sleep.release(LOOKUP_DEBOUNCE)
             await settle(pilot)
             assert not app.composer.popup.is_open
             assert app.source.queries == []
@@ -410,6 +411,20 @@ class TestChips:
             assert app.source.queries == []
             await pilot.press("backspace")
             assert app.composer.value == "see "
+
+    async def test_a_draft_put_back_ending_in_an_at_word_does_not_open_the_picker(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test() as pilot:
+            app.composer.value = "ask @re"  # a returned draft, or one whose send failed
+            await settle(pilot)
+            await type_text(pilot, "s")  # typing on in that word keeps it closed, as after a paste
+            await settle(pilot)
+            assert not app.composer.popup.is_open
+            assert app.source.queries == []
+            await pilot.press("tab")  # …until the user asks for it
+            await settle(pilot)
+            assert app.composer.popup.is_open
+            assert app.source.queries == ["res"]
 
     async def test_copy_and_cut_carry_canonical_tokens(self) -> None:
         app = ComposerHarness()

@@ -22,6 +22,7 @@ from rich.segment import Segment
 from rich.style import Style
 from sessionref.contract.uri import parse_session_reference_text
 from sessionref_tui.display import match_spans
+from sessionref_tui.lookup import LOOKUP_DEBOUNCE
 from sessionref_tui.widgets.candidate_rows import (
     MATCH_STYLE,
     FieldWidths,
@@ -32,7 +33,6 @@ from sessionref_tui.widgets.candidate_rows import (
     render_candidate_row,
     row_pieces,
 )
-from sessionref_tui.widgets.composer import SEARCH_DEBOUNCE
 from sessionref_tui.widgets.reference_preview import PREVIEW_DEBOUNCE, render_preview
 
 
@@ -72,11 +72,11 @@ class TestPreview:
         async with app.run_test(size=(100, 30)) as pilot:
             await type_text(pilot, "@")
             first = await source.wait_for_call("s-research", previews=True)
-            sleep.hold(SEARCH_DEBOUNCE)
+            sleep.hold(LOOKUP_DEBOUNCE)
             await pilot.press("r")
-            await sleep.wait_until_waiting(SEARCH_DEBOUNCE)
+            await sleep.wait_until_waiting(LOOKUP_DEBOUNCE)
             assert first.signal.aborted and first.cancelled  # while the lookup still waits
-            sleep.release(SEARCH_DEBOUNCE)
+            sleep.release(LOOKUP_DEBOUNCE)
             second = await source.wait_for_call("r")
             assert second.finished
             await pilot.pause()

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
-from sessionref.contract.uri import find_mention_spans
+from sessionref.contract.uri import SessionReference, find_mention_spans, format_session_reference_mention
 
 from sessionref_tui.display import inert
 
@@ -75,6 +76,32 @@ def active_mention_token(text: str, cursor: int) -> MentionToken | None:
     if query.startswith("["):
         return None
     return MentionToken(start=start, end=_run_end(text, cursor), query=query)
+
+
+class Mentionable(Protocol):
+    """Anything that names a session to mention: a candidate, a `MentionTarget`."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class MentionTarget:
+    """A session to mention by id under `label` (when there is no candidate object at hand)."""
+
+    session_id: str
+    label: str
+
+
+def mention_for(candidate: Mentionable) -> str:
+    """The canonical token `@[label](dsh-session:…)` that accepting `candidate` inserts.
+
+    The label is made inert first (as it is shown in the menus), so the readable text the model
+    receives never carries control characters; the URI keeps the raw id.
+    """
+    return format_session_reference_mention(SessionReference(candidate.session_id, inert(candidate.label)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,3 +160,31 @@ async def test_a_bare_at_in_an_empty_store_says_there_are_none_yet(empty_harness
     await harness.until(lambda: harness.mode.lookups.latest is not None
                         and harness.mode.lookups.latest.query == "zz")
     assert "no matching sessions" in "".join(text for _style, text in harness.mode._toolbar())
+
+
+async def test_tab_in_a_dismissed_word_asks_again(harness: Harness) -> None:
+    harness.type("@ab")
+    await harness.until(lambda: harness.completions)
+    harness.type("\x1b")
+    await harness.until(lambda: not harness.completions)
+    harness.type("\t")  # as in the app: Tab in a closed `@` word asks again
+    await harness.until(lambda: labels(harness) == ["ABNF parser notes", "Abacus"])
+    assert harness.text == "@ab"
+
+
+async def test_a_draft_put_back_ending_in_an_at_word_does_not_open_the_menu(harness: Harness) -> None:
+    queries: list[str] = []
+    real = harness.workspace.references.list_candidates
+
+    async def spy(agent: Any, query: str = "", limit: object = None, **kwargs: Any) -> Any:
+        queries.append(query)
+        return await real(agent, query, limit, **kwargs)
+
+    harness.workspace.references.list_candidates = spy  # type: ignore[method-assign]
+    harness.mode.drafts.put_back(["ask @abn"])  # a message returned from the queue, into an empty prompt
+    await harness.until(lambda: harness.text == "ask @abn")
+    harness.type("o")  # the cursor is in the draft's last `@` word: typing on keeps the menu closed
+    await harness.until(lambda: harness.text == "ask @abno")
+    harness.type(" @abac")  # a new `@` word still completes
+    await harness.until(lambda: labels(harness) == ["Abacus"])
+    assert "abn" not in queries and "abno" not in queries

@@ -36,14 +36,10 @@ from sessionref.host.workspace import DraftSession
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.display import NEW_SESSION_NAME, inert
+from sessionref_tui.lookup import LOOKUP_DEBOUNCE
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
 from sessionref_tui.repl.commands import run_command
-from sessionref_tui.repl.completer import (
-    LOOKUP_DEBOUNCE_SECONDS,
-    CandidateView,
-    MentionLookups,
-    SessionMentionCompleter,
-)
+from sessionref_tui.repl.completer import CandidateView, MentionLookups, SessionMentionCompleter
 from sessionref_tui.repl.keys import ESCAPE_SEQUENCE_WAIT_SECONDS, line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
 from sessionref_tui.repl.prompt_drafts import PromptDrafts
@@ -76,7 +72,7 @@ class LineMode:
     """The running line mode: prompt, completion, event stream and command host."""
 
     def __init__(self, workspace: Workspace, *, session_id: str | None = None, input: Input | None = None,
-                 output: Output | None = None, debounce: float = LOOKUP_DEBOUNCE_SECONDS,
+                 output: Output | None = None, debounce: float = LOOKUP_DEBOUNCE,
                  history: History | None = None) -> None:
         self.workspace = workspace
         self._target: Agent | DraftSession = (
@@ -100,7 +96,8 @@ class LineMode:
             input_processors=[WordWrapProcessor(cell_len(PROMPT))],
         )
         self.session.app.ttimeoutlen = ESCAPE_SEQUENCE_WAIT_SECONDS
-        self.drafts = PromptDrafts(self.session, self.transcript, self._invalidate)
+        self.drafts = PromptDrafts(self.session, self.transcript, self._invalidate,
+                                   loaded=self.lookups.pasted)
         self.lookups.attach(self.session.default_buffer)
         self._preparing: AbortSignal | None = None
         self._exit_armed = False
@@ -359,8 +356,8 @@ class LineMode:
             ToolbarState(
                 title=self.session_name, cwd=self._target.cwd, status=self.status,
                 model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
-                searching=self.lookups.searching, no_matches=latest is not None and not latest.candidates,
-                query=latest.query if latest is not None else "",
+                searching=self.lookups.loading, no_matches=latest is not None and not latest.candidates,
+                query=latest.query if latest is not None else "", lookup_failure=self.lookups.failed,
                 preparing=self.preparing, queued=self.queue.count,
             )
         )

@@ -48,7 +48,8 @@ NO_OTHER_SESSIONS: Final = "no other sessions yet: a session is listed once its 
 class ToolbarState:
     """Everything the toolbar shows; raw data, made inert when rendered (`title` None: a new session).
 
-    `no_matches` means the last `@` lookup found nothing; `query` is what it looked for.
+    `no_matches` means the last `@` lookup found nothing; `query` is what it looked for;
+    `searching` that it has run past `LOADING_DELAY`; `lookup_failure` why it failed.
     """
 
     title: str | None
@@ -61,6 +62,7 @@ class ToolbarState:
     query: str = ""
     preparing: bool = False
     queued: int = 0
+    lookup_failure: str | None = None
 
 
 def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
@@ -75,6 +77,8 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
         hint(" assistant › " + truncate_end(state.streaming[-100:], 100), "class:toolbar.stream")
     if state.searching:
         hint(" @ searching sessions…")
+    elif state.lookup_failure:
+        hint(f" @ sessions unavailable: {inert(state.lookup_failure)}")
     elif state.no_matches and not state.query:
         hint(f" @ {NO_OTHER_SESSIONS}")
     elif state.no_matches:

@@ -2,13 +2,12 @@
 
 prompt_toolkit runs one completion coroutine per buffer at a time, so a slow
 lookup awaited inside `get_completions_async` would hold back the next query.
-Instead, `MentionLookups` watches the buffer itself: every edit that leaves the
-cursor in an `@` token (same trigger rules as the Textual composer, via
-`active_mention_token`) starts a debounced lookup and aborts the one it
-supersedes. Results land in a small cache keyed by the query, and the
-`SessionMentionCompleter` only reads that cache, so completion itself never
-waits. Late results of an older query are dropped; while a newer query runs,
-the previous list stays on screen (no flicker).
+Instead, `MentionLookups` watches the buffer itself and reports every edit and
+cursor move to the same toolkit-free `MentionLookupController` the Textual
+composer drives (`sessionref_tui.lookup`: token identity, dismissal, paste,
+debounce, abort, stale-result drop). The answers land in `latest`, and the
+`SessionMentionCompleter` only reads that, so completion itself never waits;
+while a newer query runs, the previous list stays on screen (no flicker).
 """
 
 from __future__ import annotations
@@ -25,14 +24,11 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.utils import Event
-from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
-from sessionref_tui.mentions import MentionToken, active_mention_token
-
-LOOKUP_DEBOUNCE_SECONDS: Final = 0.06
-"""Quiet time after a keystroke before a candidate lookup starts."""
+from sessionref_tui.lookup import LOOKUP_DEBOUNCE, LookupKey, MentionLookupController
+from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
 
 MAX_LABEL_CELLS: Final = 48
 """Labels longer than this are cut at the end so the menu stays readable."""
@@ -72,29 +68,32 @@ class LookupResult:
 
 
 class MentionLookups:
-    """Drives candidate lookups for one buffer; superseded lookups are aborted and their results dropped."""
+    """Connects one prompt_toolkit buffer to a `MentionLookupController` and keeps its answers.
 
-    def __init__(self, lookup: CandidateLookup, *, debounce: float = LOOKUP_DEBOUNCE_SECONDS) -> None:
-        self._lookup = lookup
-        self._debounce = debounce
+    The controller decides; this adapter reports the buffer's changes to it and turns what it is
+    told into `latest` (read by the completer), `loading`, `failed` and a redraw (`on_update`).
+    """
+
+    def __init__(self, lookup: CandidateLookup, *, debounce: float = LOOKUP_DEBOUNCE) -> None:
         self._buffer: Buffer | None = None
         self._check_scheduled = False
-        self._task: asyncio.Task[None] | None = None
-        self._signal: AbortSignal | None = None
-        self._pending_query: tuple[int, str] | None = None
-        self._dismissed_start: int | None = None
-        self._pasted = False
+        self.controller: MentionLookupController[CandidateView] = MentionLookupController(
+            lookup, self, debounce=debounce
+        )
+        """The shared `@` rules (the same class the Textual composer drives)."""
         self.latest: LookupResult | None = None
         """The newest results that still belong to the token under the cursor (shown while refining)."""
+        self.loading = False
+        """True once a lookup has run for `LOADING_DELAY` without an answer (the toolbar says so)."""
         self.failed: str | None = None
-        """Why the last lookup failed, if it did; the menu just degrades."""
+        """Why the last lookup failed (`code: message`), if it did; the menu just degrades."""
         self.on_update: Event[MentionLookups] = Event(self)
         """Fired whenever the lookup state changes (started, finished, dropped, dismissed)."""
 
     @property
     def searching(self) -> bool:
         """True while a lookup for the current token is pending or running."""
-        return self._pending_query is not None
+        return self.controller.pending
 
     def attach(self, buffer: Buffer) -> None:
         """Watch `buffer`: text and cursor changes (re)start lookups."""
@@ -103,37 +102,80 @@ class MentionLookups:
         buffer.on_cursor_position_changed += self._schedule_check
 
     def reset_for_new_vantage(self) -> None:
-        """Forget cached results (for example after switching sessions: ranking depends on it)."""
-        self._abort_pending()
-        self.latest = None
-        self._dismissed_start = None
+        """Forget shown results (for example after switching sessions: ranking depends on it)."""
+        self.controller.close()
         self.on_update.fire()
 
     def dismiss(self) -> None:
-        """Close the menu for the current token; it does not reopen until the cursor leaves the token."""
-        buffer = self._buffer
-        if buffer is None:
-            return
-        token = active_mention_token(buffer.document.text, buffer.document.cursor_position)
-        if token is not None:
-            self._dismissed_start = token.start
-        self._abort_pending()
-        buffer.cancel_completion()
+        """Esc: close the menu for the current token; it stays closed until the cursor leaves the word."""
+        self.controller.dismiss(self._token())
+        if self._buffer is not None:
+            self._buffer.cancel_completion()
         self.on_update.fire()
 
-    def ignore_pasted_token(self) -> None:
-        """Call right before inserting pasted text: a token the paste ends in does not open the menu."""
-        self._pasted = True
+    def ask_again(self) -> None:
+        """Tab in an `@` word whose menu is closed (dismissed, or never opened): look it up now."""
+        self.controller.ask_again(self._token())
+
+    def pasted(self) -> None:
+        """Call right after pasted text (or a draft put back) was inserted: it does not open the menu."""
+        self.controller.pasted(self._token())
 
     def is_dismissed(self, token: MentionToken) -> bool:
-        """True when the user pressed Esc on this token."""
-        return self._dismissed_start == token.start
+        """True when the user pressed Esc on this token (or pasted it)."""
+        return self.controller.is_dismissed(token)
 
     def close(self) -> None:
         """Abort any running lookup."""
-        self._abort_pending()
+        self.controller.close()
+
+    # -- LookupView: what the controller tells this line mode ----------------------------
+
+    def lookup_started(self, key: LookupKey) -> None:
+        """Keep the previous list only while the new query is for the same `@` word."""
+        if self.latest is not None and self.latest.token_start != key.start:
+            self.latest = None
+        self.loading = False
+        self.on_update.fire()
+
+    def show_loading(self, key: LookupKey) -> None:
+        """The lookup is slow: the toolbar says it is searching."""
+        self.loading = True
+        self.on_update.fire()
+
+    def show_results(self, key: LookupKey, candidates: Sequence[CandidateView]) -> None:
+        """Keep the answer for the completer and show the menu with it."""
+        self._answered(LookupResult(key.start, key.query, tuple(candidates)), None)
+
+    def show_failure(self, key: LookupKey, error: Exception) -> None:
+        """An empty answer, and why (the toolbar says it)."""
+        failure = f"{getattr(error, 'code', type(error).__name__)}: {getattr(error, 'message', error)}"
+        self._answered(LookupResult(key.start, key.query, ()), failure)
+
+    def hide(self) -> None:
+        """Nothing to show any more."""
+        changed = self.latest is not None or self.loading or self.failed is not None
+        self.latest = None
+        self.loading = False
+        self.failed = None
+        if changed:
+            self.on_update.fire()
 
     # -- internals -------------------------------------------------------
+
+    def _token(self) -> MentionToken | None:
+        if self._buffer is None:
+            return None
+        document = self._buffer.document
+        return active_mention_token(document.text, document.cursor_position)
+
+    def _answered(self, result: LookupResult, failure: str | None) -> None:
+        self.latest = result
+        self.loading = False
+        self.failed = failure
+        if self._buffer is not None:
+            self._show(self._buffer)
+        self.on_update.fire()
 
     def _schedule_check(self, _buffer: Buffer) -> None:
         # Changes made while the user walks the menu (prompt_toolkit writes the highlighted completion into
@@ -151,80 +193,7 @@ class MentionLookups:
         state = buffer.complete_state
         if state is not None and state.complete_index is not None:
             return
-        document = buffer.document
-        token = active_mention_token(document.text, document.cursor_position)
-        if self._pasted:
-            self._pasted = False
-            if token is not None:  # pasting never opens the menu (it behaves as if dismissed)
-                self._dismissed_start = token.start
-                self._abort_pending()
-                return
-        if token is None:
-            self._dismissed_start = None
-            self._abort_pending()
-            if self.latest is not None:
-                self.latest = None
-                self.on_update.fire()
-            return
-        if self._dismissed_start is not None and self._dismissed_start != token.start:
-            self._dismissed_start = None
-        if self.is_dismissed(token):
-            return
-        if self.latest is not None and self.latest.token_start != token.start:
-            self.latest = None
-        key = (token.start, token.query)
-        if self.latest is not None and (self.latest.token_start, self.latest.query) == key:
-            self._abort_pending()
-            self._show(buffer)
-            return
-        if self._pending_query == key:
-            return
-        if self.latest is not None:
-            self._show(buffer)  # keep the previous list visible while the refined query runs
-        self._start(key)
-
-    def _start(self, key: tuple[int, str]) -> None:
-        self._abort_pending()
-        signal = AbortSignal()
-        self._signal = signal
-        self._pending_query = key
-        self._task = asyncio.get_running_loop().create_task(self._run(key, signal))
-        self.on_update.fire()
-
-    def _abort_pending(self) -> None:
-        if self._signal is not None:
-            self._signal.abort("superseded")
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        self._task = None
-        self._signal = None
-        if self._pending_query is not None:
-            self._pending_query = None
-            self.on_update.fire()
-
-    async def _run(self, key: tuple[int, str], signal: AbortSignal) -> None:
-        token_start, query = key
-        if self._debounce > 0:
-            await asyncio.sleep(self._debounce)
-        try:
-            found = tuple(await self._lookup(query, signal))
-            failure = None
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # a failed lookup degrades the menu, never the prompt
-            found = ()
-            failure = f"{getattr(error, 'code', type(error).__name__)}: {getattr(error, 'message', error)}"
-        if signal.aborted or self._pending_query != key:
-            return  # superseded: a newer query owns the menu
-        self._pending_query = None
-        self._task = None
-        self._signal = None
-        self.failed = failure
-        self.latest = LookupResult(token_start, query, found)
-        buffer = self._buffer
-        if buffer is not None:
-            self._show(buffer)
-        self.on_update.fire()
+        self.controller.follow(self._token())
 
     def _show(self, buffer: Buffer) -> None:
         """Re-run the (cache-only) completer so the menu shows the newest list."""
@@ -260,11 +229,6 @@ class SessionMentionCompleter(Completer):
                 display=candidate_label_fragments(candidate, latest.query),
                 display_meta=candidate_meta_fragments(candidate, latest.query, now),
             )
-
-
-def mention_for(candidate: CandidateView) -> str:
-    """The token accepting `candidate` inserts: the label made inert (as shown), the URI with the raw id."""
-    return format_session_reference_mention(SessionReference(candidate.session_id, inert(candidate.label)))
 
 
 def highlighted(text: str, needle: str, style: str, match_style: str) -> StyleAndTextTuples:

@@ -49,8 +49,9 @@ class KeyHost(Protocol):
 
 
 def line_mode_key_bindings(host: KeyHost) -> KeyBindings:
-    """Enter sends (or accepts an open menu), Alt+Enter/Ctrl+J newline, Tab accepts, Esc dismisses
-    at once (see the module docs), a paste never opens the menu, Ctrl+C interrupts (see
+    """Enter sends (or accepts an open menu), Alt+Enter/Ctrl+J newline, Tab accepts (or, in an `@`
+    word whose menu is closed, asks again), Esc dismisses at once (see the module docs), a paste
+    never opens the menu, Ctrl+C interrupts (see
     `KeyHost.interrupt`), Ctrl+D on an empty prompt exits."""
     bindings = KeyBindings()
 
@@ -72,6 +73,10 @@ def line_mode_key_bindings(host: KeyHost) -> KeyBindings:
     @bindings.add("tab", filter=menu_open)
     def _accept(event: KeyPressEvent) -> None:
         host.accept_completion()
+
+    @bindings.add("tab", filter=~menu_open & in_mention_word)
+    def _ask_again(event: KeyPressEvent) -> None:
+        host.lookups.ask_again()  # as in the app: Tab in a dismissed `@` word asks again
 
     @bindings.add("escape", filter=menu_open | in_mention_word, eager=True)
     def _dismiss(event: KeyPressEvent) -> None:
@@ -96,8 +101,8 @@ def line_mode_key_bindings(host: KeyHost) -> KeyBindings:
 
     @bindings.add(Keys.BracketedPaste)
     def _paste(event: KeyPressEvent) -> None:
-        host.lookups.ignore_pasted_token()
         event.current_buffer.insert_text(event.data.replace("\r\n", "\n").replace("\r", "\n"))
+        host.lookups.pasted()  # a paste never opens the menu (the `@` word it ends in counts as dismissed)
 
     @bindings.add("c-c")
     @bindings.add("<sigint>")

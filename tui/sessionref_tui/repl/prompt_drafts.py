@@ -5,7 +5,8 @@ cancelled prepare), and messages that were queued and then returned (Ctrl+C, or 
 dropped them). A failed send goes back only into an empty prompt (else the notice points to the
 history, where every sent line also is); returned messages go before what is being typed
 (`merge_returned_drafts`). Between two prompts (while a command runs) they wait and are put in
-when the next prompt starts.
+when the next prompt starts. A draft put back behaves like a paste: a draft that ends in an `@`
+word does not open the session menu (`loaded`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ class PromptDrafts:
     """Puts drafts into `session`'s prompt now, or when its next prompt starts (`apply_pending`)."""
 
     def __init__(self, session: PromptSession[Any], transcript: Transcript,
-                 invalidate: Callable[[], None]) -> None:
+                 invalidate: Callable[[], None], *, loaded: Callable[[], None] = lambda: None) -> None:
         self._session = session
         self._transcript = transcript
         self._invalidate = invalidate
+        self._loaded = loaded
+        """Called right after a draft was put into the prompt (the `@` menu treats it as a paste)."""
         self._pending: list[str] = []
 
     def restore_failed(self, text: str) -> None:
@@ -39,6 +42,7 @@ class PromptDrafts:
             self._transcript.notice("your draft is in the history (↑) — the prompt already holds new text")
         else:
             buffer.document = Document(text, len(text))
+            self._loaded()
             self._invalidate()
 
     def put_back(self, drafts: list[str]) -> None:
@@ -54,6 +58,7 @@ class PromptDrafts:
         else:
             cursor = len(merged)
         buffer.document = Document(merged, cursor)
+        self._loaded()
         self._invalidate()
 
     def apply_pending(self) -> None:

@@ -5,44 +5,38 @@ Mount `Composer(source)` where `source` is a `MentionSource`; handle
 call `set_busy(True, "…")`; on failure `show_error(message)` (the draft is never
 touched); on success `clear_if_unchanged(value)`.
 
-Lookups run in one exclusive worker group: every keystroke that changes the
-`@` token cancels the running lookup (and aborts its signal), waits
-`SEARCH_DEBOUNCE`, then asks the source. A generation counter drops any result
-that still arrives for an older query.
+When the `@` menu asks and what it shows is decided by the toolkit-free
+`MentionLookupController` (`sessionref_tui.lookup`), the same one the line mode
+drives: this widget reports keys and cursor moves to it, runs its one lookup job
+as a worker in an exclusive group, and renders what it is told in the popup.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol
 
-from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.service.abort import AbortSignal
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import TextArea
 
-from sessionref_tui.display import inert
-from sessionref_tui.mentions import MentionToken, active_mention_token_in, count_distinct_mentions
+from sessionref_tui.lookup import Job, LookupKey, MentionLookupController
+from sessionref_tui.mentions import (
+    MentionToken,
+    active_mention_token_in,
+    count_distinct_mentions,
+    mention_for,
+)
 from sessionref_tui.widgets.composer_input import ComposerInput
 from sessionref_tui.widgets.composer_notice import ComposerNotice
 from sessionref_tui.widgets.mention_popup import MentionPopup
-
-SEARCH_DEBOUNCE: Final = 0.08
-"""Seconds the `@` query must stay unchanged before the source is asked.
-
-Short enough to feel per-keystroke, long enough that typing a word asks once."""
-
-LOADING_DELAY: Final = 0.25
-"""Seconds a lookup may run before the picker says "searching…".
-
-Fast lookups never flash a loading state."""
 
 SEARCH_GROUP: Final = "mention-search"
 """The exclusive worker group of candidate lookups."""
@@ -75,13 +69,34 @@ def _wall_clock_ms() -> float:
     return time.time() * 1000
 
 
-def mention_for(candidate: Any) -> str:
-    """The canonical token inserted for `candidate`.
+class PopupLookupView:
+    """Renders the lookup controller's decisions in the composer's popup."""
 
-    The label is made inert first (as upstream does), so the readable text the
-    model receives never carries control characters; the URI keeps the raw id.
-    """
-    return format_session_reference_mention(SessionReference(candidate.session_id, inert(candidate.label)))
+    def __init__(self, composer: Composer) -> None:
+        self._composer = composer
+
+    def lookup_started(self, key: LookupKey) -> None:
+        """A new query: the highlighted row's preview waits until its rows are current."""
+        self._composer.popup.preview.pause()
+
+    def show_loading(self, key: LookupKey) -> None:
+        """The lookup is slow: the popup says "searching…"."""
+        self._composer.popup.show_loading()
+
+    def show_results(self, key: LookupKey, candidates: Sequence[Any]) -> None:
+        """Replace the rows in one step (the previous ones stayed on screen meanwhile)."""
+        self._composer.popup.show_results(key.query, candidates)
+
+    def show_failure(self, key: LookupKey, error: Exception) -> None:
+        """A quiet row saying why there are no sessions to show."""
+        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        self._composer.popup.show_error(f"sessions unavailable: {message}")
+
+    def hide(self) -> None:
+        """Close the popup (if it is open)."""
+        popup = self._composer.popup
+        if popup.is_open:
+            popup.close()
 
 
 class Composer(Vertical):
@@ -128,11 +143,13 @@ class Composer(Vertical):
         self._sleep: Sleep = sleep or asyncio.sleep
         self._placeholder = placeholder
         self._cursor_blink = cursor_blink
-        self._generation = 0
-        self._search_signal: AbortSignal | None = None
-        self._active_key: tuple[int, str] | None = None
-        self._dismissed_start: int | None = None
-        """Where the `@` word the picker was dismissed for starts (None: nothing dismissed)."""
+        self.lookups: MentionLookupController[Any] = MentionLookupController(
+            self._candidates,
+            PopupLookupView(self),
+            spawn=self._spawn_lookup,
+            sleep=lambda delay: self._sleep(delay),  # looked up each time: a test or bench may swap it
+        )
+        """When the `@` picker asks and what it shows (the line mode drives the same controller)."""
         self._busy = False
         self._busy_label = ""
         self._error: str | None = None
@@ -173,6 +190,8 @@ class Composer(Vertical):
     @value.setter
     def value(self, value: str) -> None:
         self.input.load_value(value)
+        # A draft put back (a failed send, returned messages) behaves like a paste: never opens the picker.
+        self.lookups.pasted(self._token_at_cursor())
         self._refresh_notice()
 
     @property
@@ -237,15 +256,13 @@ class Composer(Vertical):
                 else:
                     self._dismiss()
                 return True
-        if key == "escape" and (popup.is_open or self._active_key is not None):
+        if key == "escape" and (popup.is_open or self.lookups.active is not None):
             # Also while a lookup is still pending: the picker must not open after Esc.
             self._dismiss()
             return True
-        if key == "tab" and self._current_token() is not None:
+        if key == "tab" and (token := self._current_token()) is not None:
             # Tab in an `@` token whose picker was dismissed asks again.
-            self._dismissed_start = None
-            self._active_key = None
-            self._refresh_token()
+            self.lookups.ask_again(token)
             return True
         if key in NEWLINE_KEYS:
             self.action_insert_newline()
@@ -293,87 +310,32 @@ class Composer(Vertical):
         return active_mention_token_in(self.input.chips, self.input.cursor_offset)
 
     def _refresh_token(self) -> None:
-        at_cursor = self._token_at_cursor()
-        if at_cursor is None or at_cursor.start != self._dismissed_start:
-            # The dismissed `@` word was left (or its `@` deleted): the next one asks again.
-            self._dismissed_start = None
-        token = self._current_token()
-        if token is None or self._dismissed_start is not None:
-            self._close_popup()
-            return
-        key = (token.start, token.query)
-        if key == self._active_key:
-            return
-        self._active_key = key
-        self._start_search(token.query)
+        self.lookups.follow(self._token_at_cursor(), can_open=self.input.selection.is_empty)
 
     def _keep_closed_after_paste(self) -> None:
-        """A paste never opens the picker: treat the token it leaves as dismissed."""
-        self._dismiss()
+        """A paste never opens the picker: the token it leaves counts as dismissed."""
+        self.lookups.pasted(self._token_at_cursor())
 
     def _dismiss(self) -> None:
         """Close the picker for the `@` word at the cursor: typing on in that word keeps it closed;
         leaving the word, deleting its `@` or pressing Tab in it asks again."""
-        token = self._token_at_cursor()
-        self._dismissed_start = None if token is None else token.start
-        self._close_popup()
+        self.lookups.dismiss(self._token_at_cursor())
 
     def _close_popup(self) -> None:
-        self._generation += 1
-        self._active_key = None
-        self._abort_search()
-        if self.popup.is_open:
-            self.popup.close()
+        self.lookups.close()
 
-    def _abort_search(self) -> None:
-        if self._search_signal is not None:
-            self._search_signal.abort("superseded")
-            self._search_signal = None
-        self.workers.cancel_group(self, SEARCH_GROUP)
+    def _spawn_lookup(self, job: Callable[[], Coroutine[Any, Any, None]]) -> Job:
+        return self.run_worker(job, group=SEARCH_GROUP, exclusive=True, exit_on_error=False)
 
-    def _start_search(self, query: str) -> None:
-        self._generation += 1
-        self._abort_search()
-        self.popup.preview.pause()
-        signal = AbortSignal()
-        self._search_signal = signal
-        self._search(query, self._generation, signal)
-
-    @work(exclusive=True, group=SEARCH_GROUP, exit_on_error=False)
-    async def _search(self, query: str, generation: int, signal: AbortSignal) -> None:
-        # Debounce: a newer keystroke cancels this worker while it waits here.
-        await self._sleep(SEARCH_DEBOUNCE)
-        source = self.source
-        if source is None or generation != self._generation:
-            return
-        loading = asyncio.create_task(self._loading_after_delay(generation))
-        try:
-            results = await source.candidates(query, signal)
-        except asyncio.CancelledError:
-            signal.abort("superseded")
-            raise
-        except Exception as error:  # a failing source degrades to a quiet row, never a crash
-            if generation == self._generation:
-                message = getattr(error, "message", None) or str(error) or type(error).__name__
-                self.popup.show_error(f"sessions unavailable: {message}")
-            return
-        finally:
-            loading.cancel()
-        if generation != self._generation or signal.aborted:
-            return  # stale: the token changed while this query ran
-        # The previous rows stayed on screen while this query ran and are replaced in
-        # one step now: clearing them first would make the list flash on every key.
-        self.popup.show_results(query, results)
-
-    async def _loading_after_delay(self, generation: int) -> None:
-        await self._sleep(LOADING_DELAY)
-        if generation == self._generation:
-            self.popup.show_loading()
+    async def _candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
+        if self.source is None:
+            raise LookupError("no session source")
+        return await self.source.candidates(query, signal)
 
     def _accept(self, candidate: Any) -> None:
         field = self.input
         token = active_mention_token_in(field.chips, field.cursor_offset)
-        self._close_popup()
+        self.lookups.accepted()
         if token is None:
             return
         follows_space = token.end < len(field.text) and field.text[token.end].isspace()
@@ -386,7 +348,6 @@ class Composer(Vertical):
         )
         if follows_space:
             field.move_cursor_relative(columns=1)
-        self._dismissed_start = None
 
     @on(events.DescendantBlur)
     def _focus_left(self, event: events.DescendantBlur) -> None:

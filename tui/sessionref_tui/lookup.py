@@ -1,0 +1,283 @@
+"""The `@` lookup controller: when to ask for candidates, and which answer to show.
+
+Both UIs drive one `MentionLookupController`: the Textual composer
+(`widgets/composer.py`) and the line mode's completer (`repl/completer.py`). Each
+tells it what happened in its own terms (the `@` token now under the cursor, Esc,
+Tab, a paste, an accepted candidate) and renders what it is told through a small
+`LookupView`. Everything about timing and identity lives here, once:
+
+* **Token identity.** A lookup belongs to a `LookupKey`: where the `@` word starts
+  and what has been typed after it. The same key never asks twice; a new key
+  supersedes the running lookup.
+* **Dismissal.** Esc closes the menu for the whole `@` word: typing on in it keeps
+  it closed; leaving the word, or deleting its `@` (and typing it again), asks
+  again; so does Tab inside the word.
+* **Paste never opens the menu.** A paste, and a draft put back into the input
+  (a failed send, messages returned from the queue), dismiss the word the cursor
+  ends in, exactly as Esc would.
+* **Debounce, abort, stale-result drop.** A lookup waits `LOOKUP_DEBOUNCE` before it
+  asks; one exclusive job per controller: a newer key cancels the job and aborts
+  its `AbortSignal` (the service stops reading), and a generation counter drops
+  any answer that still arrives for an older key.
+
+It imports no UI toolkit: the caller supplies `spawn` (how to run the one job:
+a Textual worker, an asyncio task) and `sleep` (tests pass a fake clock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final, Generic, Protocol, TypeVar
+
+from sessionref.service.abort import AbortSignal
+
+from sessionref_tui.mentions import MentionToken
+
+LOOKUP_DEBOUNCE: Final = 0.08
+"""Seconds the `@` query must stay unchanged before candidates are asked for.
+
+The one debounce of both UIs (they had 0.08 and 0.06). 80 ms rather than 60: what a user
+waits is debounce + lookup + one frame, and at 100,000 sessions the lookup and the frame
+take about 10 ms (p50, `bench/bench_tui.py`), so the menu still answers within the ~100 ms
+that reads as immediate; the extra 20 ms lets keys typed in a burst (a fast bigram, key
+repeat, a word typed at 10+ keys a second) share one lookup and one repaint, which leaves
+the loop free to echo the typed characters. At an ordinary 120 ms between keys either value
+asks once per key."""
+
+LOADING_DELAY: Final = 0.25
+"""Seconds a lookup may run before the view is told to say "searching…".
+
+Fast lookups (all of them, on a healthy index) never flash a loading state; a slow one
+(a store still being indexed, a cold disk) says so well before a user wonders."""
+
+SUPERSEDED: Final = "superseded"
+"""The abort reason given to the signal of a lookup a newer one replaced (or that was closed)."""
+
+Candidate = TypeVar("Candidate")
+ShownCandidate = TypeVar("ShownCandidate", contravariant=True)
+
+Lookup = Callable[[str, AbortSignal], Awaitable[Sequence[Candidate]]]
+"""`lookup(query, signal)`: the candidates for the text typed after `@`, best first."""
+
+Sleep = Callable[[float], Awaitable[None]]
+"""`sleep(seconds)`: how the controller waits (`asyncio.sleep`; tests pass a fake clock)."""
+
+
+class Job(Protocol):
+    """A running lookup job: a Textual `Worker` or an `asyncio.Task` both fit."""
+
+    def cancel(self) -> object:
+        """Stop the job (it sees `CancelledError` at its next await)."""
+        ...
+
+
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], Job]
+"""`spawn(job)`: start `job()` (an `async def` function, or a partial of one) and return a handle.
+
+The controller never has more than one job; it cancels the previous one itself, so `spawn`
+needs no exclusivity of its own (a Textual adapter may still put it in an exclusive group)."""
+
+
+def spawn_task(job: Callable[[], Coroutine[Any, Any, None]]) -> Job:
+    """The default `Spawn`: an asyncio task on the running loop."""
+    return asyncio.get_running_loop().create_task(job())
+
+
+@dataclass(frozen=True, slots=True)
+class LookupKey:
+    """Which `@` word a lookup is for: where its `@` is (`start`) and the text typed after it."""
+
+    start: int
+    query: str
+
+    @classmethod
+    def of(cls, token: MentionToken) -> LookupKey:
+        """The key of `token`."""
+        return cls(token.start, token.query)
+
+
+class LookupView(Protocol[ShownCandidate]):
+    """What the controller tells a UI; the UI decides what each means on screen."""
+
+    def lookup_started(self, key: LookupKey) -> None:
+        """A lookup for `key` is pending (debouncing or running). The rows of the previous key stay
+        on screen until its results arrive: clearing them first would make the menu flash on every key."""
+        ...
+
+    def show_loading(self, key: LookupKey) -> None:
+        """The lookup for `key` has run for `LOADING_DELAY`: say it is searching."""
+        ...
+
+    def show_results(self, key: LookupKey, candidates: Sequence[ShownCandidate]) -> None:
+        """The candidates for `key` (possibly none): replace the rows in one step and open the menu."""
+        ...
+
+    def show_failure(self, key: LookupKey, error: Exception) -> None:
+        """The lookup for `key` failed: degrade quietly (a status line), never crash."""
+        ...
+
+    def hide(self) -> None:
+        """Close the menu and forget its rows; no lookup is pending any more."""
+        ...
+
+
+@dataclass(slots=True)
+class _Ticket:
+    """One lookup: its key, the generation it was started in, and its abort signal."""
+
+    key: LookupKey
+    generation: int
+    signal: AbortSignal
+
+
+class MentionLookupController(Generic[Candidate]):
+    """Decides when the `@` menu asks for candidates and which answer it shows (see the module docs).
+
+    Call `follow(token)` after every edit or cursor move with the `@` token at the cursor (or None),
+    `dismiss` for Esc, `ask_again` for Tab in a closed `@` word, `pasted` after a paste or a draft was
+    put back, `accepted` after a candidate was inserted and `close` when the input loses focus, the
+    session changes or the UI shuts down.
+    """
+
+    def __init__(
+        self,
+        lookup: Lookup[Candidate],
+        view: LookupView[Candidate],
+        *,
+        spawn: Spawn = spawn_task,
+        sleep: Sleep = asyncio.sleep,
+        debounce: float = LOOKUP_DEBOUNCE,
+        loading_delay: float = LOADING_DELAY,
+    ) -> None:
+        self._lookup = lookup
+        self._view = view
+        self._spawn = spawn
+        self._sleep = sleep
+        self._debounce = debounce
+        self._loading_delay = loading_delay
+        self._active: LookupKey | None = None
+        self._pending: _Ticket | None = None
+        self._job: Job | None = None
+        self._generation = 0
+        self._dismissed_start: int | None = None
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def active(self) -> LookupKey | None:
+        """The key whose lookup is pending or whose answer is shown; None when the menu is closed."""
+        return self._active
+
+    @property
+    def pending(self) -> bool:
+        """True while a lookup is debouncing or running (its answer not shown yet)."""
+        return self._pending is not None
+
+    def is_dismissed(self, token: MentionToken | None) -> bool:
+        """True when Esc (or a paste) closed the menu for the `@` word `token` is in."""
+        return token is not None and token.start == self._dismissed_start
+
+    # --- what the UI reports -------------------------------------------------------------------
+
+    def follow(self, token: MentionToken | None, *, can_open: bool = True) -> None:
+        """The text or the cursor changed; `token` is the `@` word at the cursor now (or None).
+
+        Leaving the dismissed word (or deleting its `@`) forgets the dismissal. `can_open=False`
+        (e.g. while text is selected) closes the menu but keeps the dismissal where it is.
+        """
+        if token is None or token.start != self._dismissed_start:
+            self._dismissed_start = None
+        if token is None or not can_open or self._dismissed_start is not None:
+            self.close()
+            return
+        key = LookupKey.of(token)
+        if key == self._active:
+            return
+        self._active = key
+        self._start(key)
+
+    def dismiss(self, token: MentionToken | None) -> None:
+        """Esc: close the menu for the `@` word `token` is in; typing on in that word keeps it closed."""
+        self._dismissed_start = None if token is None else token.start
+        self.close()
+
+    def pasted(self, token: MentionToken | None) -> None:
+        """Text was pasted, or a draft put back, leaving the cursor in `token`: it never opens the menu.
+
+        (A paste that ends in `@name` is the user's text, not a request to pick a session.)"""
+        self.dismiss(token)
+
+    def ask_again(self, token: MentionToken | None) -> None:
+        """Tab in an `@` word whose menu is closed (dismissed, or never opened): ask for it now."""
+        self._dismissed_start = None
+        self._active = None
+        self.follow(token)
+
+    def accepted(self) -> None:
+        """A candidate replaced the `@` word: close, and forget any dismissal."""
+        self.close()
+        self._dismissed_start = None
+
+    def close(self) -> None:
+        """Close the menu: cancel the job, abort its signal, drop any answer still on its way."""
+        self._generation += 1
+        self._active = None
+        self._abort()
+        self._view.hide()
+
+    # --- the one job -----------------------------------------------------------------------------
+
+    def _abort(self) -> None:
+        if self._pending is not None:
+            self._pending.signal.abort(SUPERSEDED)
+            self._pending = None
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+
+    def _start(self, key: LookupKey) -> None:
+        self._generation += 1
+        self._abort()
+        ticket = _Ticket(key, self._generation, AbortSignal())
+        self._pending = ticket
+        self._view.lookup_started(key)
+        self._job = self._spawn(partial(self._run, ticket))
+
+    def _is_current(self, ticket: _Ticket) -> bool:
+        return ticket.generation == self._generation and not ticket.signal.aborted
+
+    def _finish(self, ticket: _Ticket) -> bool:
+        """Whether `ticket`'s answer may be shown; if so it is no longer pending."""
+        if not self._is_current(ticket):
+            return False  # stale: the token changed (or the menu closed) while it ran
+        self._pending = None
+        self._job = None
+        return True
+
+    async def _run(self, ticket: _Ticket) -> None:
+        # Debounce: a newer key cancels this job while it waits here.
+        await self._sleep(self._debounce)
+        if not self._is_current(ticket):
+            return
+        loading = asyncio.ensure_future(self._loading_after_delay(ticket))
+        try:
+            found = await self._lookup(ticket.key.query, ticket.signal)
+        except asyncio.CancelledError:
+            ticket.signal.abort(SUPERSEDED)
+            raise
+        except Exception as error:  # a failing lookup degrades the menu, never the input
+            if self._finish(ticket):
+                self._view.show_failure(ticket.key, error)
+            return
+        finally:
+            loading.cancel()
+        if self._finish(ticket):
+            self._view.show_results(ticket.key, tuple(found))
+
+    async def _loading_after_delay(self, ticket: _Ticket) -> None:
+        await self._sleep(self._loading_delay)
+        if self._is_current(ticket):
+            self._view.show_loading(ticket.key)
