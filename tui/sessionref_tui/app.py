@@ -13,7 +13,6 @@ from typing import ClassVar
 
 from sessionref.agent import Agent
 from sessionref.contract.errors import describe_error
-from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.host.workspace import Workspace
 from sessionref.service.abort import AbortSignal
 from sessionref.service.candidates import label_from_title
@@ -26,6 +25,7 @@ from textual.widgets import Footer
 
 from sessionref_tui.display import NEW_SESSION_NAME, inert
 from sessionref_tui.mention_source import WorkspaceMentionSource
+from sessionref_tui.mentions import MentionTarget, mention_for
 from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
@@ -254,7 +254,7 @@ class SessionrefApp(SessionView):
         if not isinstance(agent, Agent):
             return
         label = inert(label_from_title(agent.id, self.workspace.store.title(agent.id)))
-        chip = format_session_reference_mention(SessionReference(agent.id, label))
+        chip = mention_for(MentionTarget(agent.id, label))
         composer = self.query_one(Composer)
         typed = composer.value
         self._open_agent(self.workspace.draft_session())

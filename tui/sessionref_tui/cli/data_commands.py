@@ -152,7 +152,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_mention(args: argparse.Namespace) -> int:
     """`mention ID`: the canonical mention token (label: --label, else the title, else the id)."""
-    from sessionref.contract.uri import SessionReference, format_session_reference_mention
+    from sessionref_tui.mentions import MentionTarget, mention_for
 
     store = open_cli_store(args)
     try:
@@ -161,7 +161,7 @@ def cmd_mention(args: argparse.Namespace) -> int:
     finally:
         store.close()
     # The label is what readers see (made inert, as in the completion menu); the URI keeps the raw id.
-    mention = format_session_reference_mention(SessionReference(session_id, inert(label)))
+    mention = mention_for(MentionTarget(session_id, label))
     if args.json:
         print(safe_json({"sessionId": session_id, "label": inert(label), "mention": mention}))
     else:
