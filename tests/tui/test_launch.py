@@ -19,9 +19,9 @@ from sessionref.store import SessionStore, StoreError, open_store
 from sessionref_tui import launch
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import HOSTILE_TITLE, demo_session_id, seed_demo_store
+from sessionref_tui.event_view import is_checkpoint, message_of
 from sessionref_tui.store_loading import OpenAbandoned, Progress, StoreLoading
 from sessionref_tui.widgets.composer import Composer
-from sessionref_tui.widgets.log_rows import is_checkpoint, message_of
 from sessionref_tui.widgets.sidebar import Sidebar
 from textual.pilot import Pilot
 from textual.widgets import Label

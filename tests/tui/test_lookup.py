@@ -23,7 +23,6 @@ from sessionref_tui.lookup import (
 )
 from sessionref_tui.mentions import MentionToken, active_mention_token
 
-
 GUARD_SECONDS = 10.0
 
 

@@ -118,9 +118,9 @@ def test_log_rows_fold_chunk_runs_into_one_row() -> None:
               chunk(1, "Hel"), chunk(2, "lo "), chunk(3, "you"),
               {"type": "step/end", "seq": 4, "data": {"turn": 1, "step": 1}}]
     assert log_rows(events) == [
-        ("0", "step/start", "", "turn=1 step=1"),
+        ("0", "step/start", "", "turn 1 step 1"),
         ("1–3", "assistant/chunk ×3", "", "Hello you"),
-        ("4", "step/end", "", "turn=1 step=1"),
+        ("4", "step/end", "", "turn 1 step 1"),
     ]
 
 
@@ -170,13 +170,13 @@ def test_log_lines_fit_the_terminal_and_cut_the_preview_not_the_words_elsewhere(
               {"type": "user/message", "seq": 1, "data": {"source": {"kind": "user"},
                                                           "content": [{"type": "text", "text": long_text}]}}]
     for columns in (50, 80, 260):
-        rows = log_rows(events, columns)
+        rows = log_rows(events)
         lines = ["".join(text for _style, text in line) for line in log_lines(rows, columns)]
         assert all(cell_len(line) < columns for line in lines)
         assert lines[1].split()[:3] == ["1", "user/message", "user"]
         assert lines[1].index("user/message") == lines[0].index("turn/start")  # aligned columns
     assert lines[1].endswith(long_text.strip())  # a wide terminal shows it whole
-    narrow = "".join(text for _style, text in log_lines(log_rows(events, 50), 50)[1])
+    narrow = "".join(text for _style, text in log_lines(log_rows(events), 50)[1])
     assert narrow.endswith("…")
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from prompt_toolkit.output import DummyOutput
-from sessionref_tui.repl.transcript import Transcript, event_preview, event_source_kind
+from sessionref_tui.event_view import event_preview, source_label
+from sessionref_tui.repl.transcript import Transcript
 
 
 def chunk(text: str, step: int = 1) -> dict:
@@ -115,7 +116,29 @@ def test_hostile_text_and_labels_are_inert() -> None:
 def test_log_helpers_name_the_source_and_preview_one_line() -> None:
     event = {"type": "user/message", "data": {"source": {"kind": "plugin", "plugin": "compact"},
                                               "content": [{"type": "text", "text": "sum\nmary"}]}}
-    assert event_source_kind(event) == "plugin:compact"
-    assert event_preview(event) == "sum mary"
-    assert event_source_kind(reply("x")) == "model"
-    assert event_preview({"type": "step/start", "data": {"turn": 2, "step": 3}}) == "turn=2 step=3"
+    assert source_label(event) == "plugin:compact"
+    assert event_preview(event) == "checkpoint: sum mary"
+    assert source_label(reply("x")) == "model"
+    assert event_preview({"type": "step/start", "data": {"turn": 2, "step": 3}}) == "turn 2 step 3"
+
+
+def test_user_messages_are_told_apart_as_in_the_app() -> None:
+    def user(source: dict | None, text: str = "words") -> dict:
+        data: dict = {"role": "user", "content": [{"type": "text", "text": text}]}
+        if source is not None:
+            data["source"] = source
+        return {"type": "user/message", "data": data}
+
+    shown = transcript()
+    shown.show_events([
+        user({"kind": "user"}, "mine"),
+        user(None, "also mine"),  # no source at all: the user's own words, as the app shows it
+        user({"kind": "plugin", "plugin": "dsh-runtime"}, "injected"),
+        user({"kind": "agent-instructions"}, "rules"),
+    ])
+    assert shown.lines == [
+        "you › mine",
+        "you › also mine",
+        "[context message from dsh-runtime]",
+        "[context message from agent-instructions]",
+    ]

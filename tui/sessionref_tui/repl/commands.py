@@ -8,7 +8,7 @@ reference service's own errors), which the host prints as code + message.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -17,14 +17,9 @@ from sessionref.contract.errors import CodedError
 from sessionref.host.workspace import DraftSession
 
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle, wrap_cells
+from sessionref_tui.event_view import log_rows as event_rows
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
-from sessionref_tui.repl.transcript import (
-    DEFAULT_COLUMNS,
-    PREVIEW_CELLS,
-    Transcript,
-    event_preview,
-    event_source_kind,
-)
+from sessionref_tui.repl.transcript import DEFAULT_COLUMNS, Transcript
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent
@@ -209,40 +204,17 @@ async def _compact(host: CommandHost, _argument: str) -> None:
     host.in_background("compact", compact())
 
 
-def _chunk_text(event: dict[str, Any]) -> str:
-    data = event.get("data")
-    chunk = data.get("chunk") if isinstance(data, dict) else None
-    return str(chunk.get("text", "")) if isinstance(chunk, dict) else ""
+LOG_TYPE_CELLS: Final = 20
+"""The widest event type `/log` shows (longer ones are cut with `…`)."""
 
 
-def log_rows(events: Sequence[dict[str, Any]], preview_cells: int = PREVIEW_CELLS
-             ) -> list[tuple[str, str, str, str]]:
-    """(seq, type, source kind, preview) per event; a run of `assistant/chunk` events is one row `a–b`.
-
-    Previews are one line of at most `preview_cells` cells.
-    """
-    rows: list[tuple[str, str, str, str]] = []
-    index = 0
-    while index < len(events):
-        event = events[index]
-        if event.get("type") == "assistant/chunk":
-            end = index
-            while end + 1 < len(events) and events[end + 1].get("type") == "assistant/chunk":
-                end += 1
-            text = "".join(_chunk_text(chunk) for chunk in events[index : end + 1])
-            merged = {"type": "assistant/chunk", "data": {"chunk": {"text": text}}}
-            count = end - index + 1
-            seq = str(event.get("seq", "?"))
-            if count > 1:
-                seq += f"–{events[end].get('seq', '?')}"
-            rows.append((seq, f"assistant/chunk ×{count}", "", event_preview(merged, preview_cells)))
-            index = end + 1
-            continue
-        kind = truncate_end(inert(str(event.get("type", ""))), 20)
-        source = inert(event_source_kind(event))
-        rows.append((str(event.get("seq", "?")), kind, source, event_preview(event, preview_cells)))
-        index += 1
-    return rows
+def log_rows(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """(seq, type, source, preview) per row of `events`, inert; a run of `assistant/chunk` events of
+    one step is one row `a–b` (the same rows as the app's inspector: `event_view.log_rows`)."""
+    return [
+        (inert(row.seq), truncate_end(inert(row.type), LOG_TYPE_CELLS), inert(row.source), inert(row.preview))
+        for row in event_rows(events)
+    ]
 
 
 def log_lines(rows: Sequence[tuple[str, str, str, str]], columns: int) -> list[StyleAndTextTuples]:
@@ -282,7 +254,7 @@ async def _log(host: CommandHost, _argument: str) -> None:
     if not events:
         host.transcript.notice("(the log has no events yet)")
     columns = host.transcript.columns()
-    host.transcript.print_lines(log_lines(log_rows(events, preview_cells=columns), columns))
+    host.transcript.print_lines(log_lines(log_rows(events), columns))
 
 
 COMMANDS: Final[dict[str, Callable[[CommandHost, str], Awaitable[None]]]] = {

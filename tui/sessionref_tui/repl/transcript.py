@@ -21,11 +21,14 @@ from prompt_toolkit.shortcuts import print_formatted_text
 from prompt_toolkit.styles import BaseStyle
 from rich.cells import cell_len
 
-from sessionref_tui.display import inert, truncate_end, wrap_cells
+from sessionref_tui.display import inert, wrap_cells
+from sessionref_tui.event_view import (
+    context_source,
+    message_text,
+    snapshot_references,
+    user_message_kind,
+)
 from sessionref_tui.repl.markdown import markdown_lines, split_complete_blocks
-
-PREVIEW_CELLS = 72
-"""How much of an event's text `event_preview` keeps by default."""
 
 REPLY_PREFIX: Final = "assistant › "
 """The gutter before the first line of a reply; later lines are indented to match."""
@@ -34,62 +37,12 @@ DEFAULT_COLUMNS: Final = 80
 """The width assumed when the transcript is not told the terminal's."""
 
 
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text blocks of a message's `content`, joined with newlines (other blocks ignored)."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return ""
-    parts = [block["text"] for block in content if isinstance(block, dict) and block.get("type") == "text"
-             and isinstance(block.get("text"), str)]
-    return "\n".join(parts)
-
-
-def event_source_kind(event: Mapping[str, Any]) -> str:
-    """The `source.kind` of a message or title event (`plugin:<name>` for plugins), or "" when it has none."""
-    data = event.get("data")
-    if not isinstance(data, dict):
-        return ""
-    holder = data.get("message") if event.get("type") == "assistant/message" else data
-    source = holder.get("source") if isinstance(holder, dict) else None
-    kind = source.get("kind") if isinstance(source, dict) else None
-    if kind == "plugin" and isinstance(source, dict) and isinstance(source.get("plugin"), str):
-        return f"plugin:{source['plugin']}"
-    return kind if isinstance(kind, str) else ""
-
-
-def event_preview(event: Mapping[str, Any], cells: int = PREVIEW_CELLS) -> str:
-    """A one-line, inert preview of one log event (message text, title, turn reason, chunk text),
-    at most `cells` wide."""
-    data = event.get("data")
-    if not isinstance(data, dict):
-        return ""
-    kind = event.get("type")
-    text = ""
-    if kind == "user/message":
-        text = message_text(data)
-    elif kind == "assistant/message" and isinstance(data.get("message"), dict):
-        text = message_text(data["message"])
-    elif kind == "assistant/chunk" and isinstance(data.get("chunk"), dict):
-        text = str(data["chunk"].get("text", ""))
-    elif kind == "session/title":
-        text = str(data.get("title", ""))
-    elif kind == "turn/end":
-        text = str(data.get("reason", ""))
-    elif kind in ("turn/start", "step/start", "step/end"):
-        text = " ".join(f"{key}={data[key]}" for key in ("turn", "step") if key in data)
-    return truncate_end(inert(" ".join(text.split())), cells)
-
-
-def reference_labels(source: Mapping[str, Any]) -> list[str]:
-    """`label (id)` (or just the id when they are equal) for each reference in a snapshot's source."""
+def reference_labels(message: Mapping[str, Any]) -> list[str]:
+    """`label (id)` (or just the id when they are equal) for each reference of a snapshot message, inert."""
     labels: list[str] = []
-    references = source.get("references")
-    for reference in references if isinstance(references, list) else []:
-        if not isinstance(reference, dict):
-            continue
-        session_id = str(reference.get("sessionId", ""))
-        label = str(reference.get("label", session_id))
-        labels.append(inert(session_id) if label == session_id else f"{inert(label)} ({inert(session_id)})")
+    for ref in snapshot_references(message):
+        same = ref.label == ref.session_id
+        labels.append(inert(ref.session_id) if same else f"{inert(ref.label)} ({inert(ref.session_id)})")
     return labels
 
 
@@ -194,18 +147,16 @@ class Transcript:
             self.notice(f"title: {inert(str(data.get('title', '')))}")
 
     def _show_user_message(self, data: Mapping[str, Any]) -> None:
-        source = data.get("source") if isinstance(data.get("source"), dict) else {}
-        assert isinstance(source, dict)
-        kind = source.get("kind")
-        if kind == "user":
+        shown_as = user_message_kind(data)
+        if shown_as == "prompt":
             self.block([("class:you", "you › ")], message_text(data), "class:you.text")
-        elif kind == "session-reference":
-            labels = ", ".join(reference_labels(source))
+        elif shown_as == "snapshot":
+            labels = ", ".join(reference_labels(data))
             self.print([("class:reference", "⧉ Referenced sessions · " + labels)])
-        elif kind == "plugin" and source.get("plugin") == "compact":
+        elif shown_as == "checkpoint":
             self.markdown([("class:checkpoint", "⟲ compacted › ")], message_text(data))
         else:
-            self.notice(f"[context message from {inert(str(source.get('plugin', kind)))}]")
+            self.notice(f"[context message from {inert(context_source(data) or '')}]")
 
     def _stream_chunk(self, data: Mapping[str, Any]) -> None:
         chunk = data.get("chunk")

@@ -22,7 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from sessionref_tui.display import inert, truncate_end
-from sessionref_tui.widgets.log_rows import LogRow, LogRowFolder
+from sessionref_tui.event_view import LogRow, LogRowFolder
 
 SOURCE_STYLES: dict[str, str] = {
     "user": "bold green",
@@ -30,7 +30,8 @@ SOURCE_STYLES: dict[str, str] = {
     "plugin": "yellow",
     "model": "cyan",
 }
-"""Colour per source kind so a snapshot stands out next to the prompt it belongs to."""
+"""Colour per source kind (`plugin:<name>` takes the plugin colour) so a snapshot stands out next to
+the prompt it belongs to."""
 
 COLUMNS: Final = ("seq", "type", "source", "preview")
 
@@ -174,7 +175,7 @@ def _cells(row: LogRow, preview_cells: int) -> tuple[Text, Text, Text, Text]:
     return (
         Text(row.seq, style="dim", justify="right"),
         Text.assemble(GAP, Text(inert(row.type))),
-        Text.assemble(GAP, Text(inert(row.source), style=SOURCE_STYLES.get(row.source, ""))),
+        Text.assemble(GAP, Text(inert(row.source), style=SOURCE_STYLES.get(row.source.split(":")[0], ""))),
         Text.assemble(
             GAP, Text(truncate_end(inert(row.preview), preview_cells)), no_wrap=True, overflow="ellipsis"
         ),

@@ -10,6 +10,7 @@ failed or cancelled turns say so plainly. Everything from the log is shown inert
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.markdown import Markdown as RichMarkdown
@@ -18,17 +19,16 @@ from textual.content import Content
 from textual.widgets import Collapsible, Static
 
 from sessionref_tui.display import inert, inert_lines
-from sessionref_tui.widgets.log_rows import (
+from sessionref_tui.event_view import (
     context_source,
     describe_stats,
-    is_checkpoint,
-    is_snapshot,
     message_of,
     message_text,
     one_line,
     snapshot_json_pretty,
     snapshot_references,
     snapshot_title,
+    user_message_kind,
 )
 
 TRANSCRIPT_ROW_LIMIT = 200
@@ -103,7 +103,7 @@ class UserMessageView(Static):
 class SnapshotView(Collapsible):
     """One collapsible row per snapshot: expands to per-reference stats and the pretty JSON."""
 
-    def __init__(self, message: dict[str, Any]) -> None:
+    def __init__(self, message: Mapping[str, Any]) -> None:
         body = Content.assemble(
             *[
                 part
@@ -252,16 +252,17 @@ class Transcript(VerticalScroll):
         assert isinstance(data, dict)
         if kind == "user/message":
             message = message_of(event) or {}
-            if is_snapshot(message):
+            shown_as = user_message_kind(message)
+            if shown_as == "snapshot":
                 view = SnapshotView(message)
                 self.known_labels |= view.labels
                 if self._last_prompt is not None:
                     self._last_prompt.add_labels(view.labels)
                 self._mount_row(view)
-            elif is_checkpoint(message):
+            elif shown_as == "checkpoint":
                 self._mount_row(CheckpointView(message_text(message)))
-            elif (source := context_source(message)) is not None:
-                self._mount_row(ContextView(source, message_text(message)))
+            elif shown_as == "context":
+                self._mount_row(ContextView(context_source(message) or "", message_text(message)))
             else:
                 prompt = UserMessageView(message_text(message), self.known_labels)
                 self._last_prompt = prompt

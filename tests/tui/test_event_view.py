@@ -1,20 +1,28 @@
-"""The pure log summaries behind the inspector and transcript."""
+"""The pure event view behind both UIs: message text, kinds, previews, log rows, snapshots."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from sessionref_tui.widgets.inspector import MIN_PREVIEW_CELLS, fit_columns
-from sessionref_tui.widgets.log_rows import (
+from sessionref.contract.context_message import render_prompt
+from sessionref_tui.event_view import (
+    PREVIEW_CHARS,
+    SNAPSHOT_CLOSE_TAG,
+    SNAPSHOT_OPEN_TAG,
     LogRowFolder,
     context_source,
     describe_stats,
     event_preview,
+    log_rows,
+    message_text,
+    skipped_lines_notice,
     snapshot_json_pretty,
     snapshot_references,
     snapshot_title,
     source_kind,
+    source_label,
+    user_message_kind,
 )
 
 
@@ -110,7 +118,7 @@ class TestFolder:
         rows = folder.feed([user_event(1, "hi"), chunk_event(2, "Hel"), chunk_event(3, "lo")])
         assert [row.key for row in rows] == ["seq-1", "chunks-2", "chunks-2"]
         last = rows[-1]
-        assert (last.seq, last.type, last.preview) == ("2–3", "assistant/chunk ×2", "Hel lo")
+        assert (last.seq, last.type, last.preview) == ("2–3", "assistant/chunk ×2", "Hello")
 
     def test_run_continues_across_feeds_and_ends_at_other_events(self) -> None:
         folder = LogRowFolder()
@@ -138,10 +146,76 @@ def test_context_names_who_injected_it_and_nothing_else_is_context() -> None:
     assert context_source({"content": "no source at all"}) is None
 
 
-def test_the_preview_column_gets_every_cell_the_other_columns_leave() -> None:
-    rows = LogRowFolder().feed([user_event(7, "hello", {"kind": "session-reference"}), chunk_event(8, "hi")])
-    widths = fit_columns(rows, 65)
-    # "seq", "assistant/chunk ×1", "session-reference"
-    assert (widths.seq, widths.type, widths.source) == (3, 18, 17)
-    assert widths.preview == 65 - 3 - 18 - 17 - 4  # and one blank cell before each column
-    assert fit_columns(rows, 30).preview == MIN_PREVIEW_CELLS
+def test_message_text_is_the_contracts_join_and_a_plain_string_is_kept() -> None:
+    blocks = [{"type": "text", "text": "one"}, {"type": "image"}, {"type": "text", "text": "two"}]
+    two_blocks = {"content": blocks}
+    assert message_text(two_blocks) == "one\ntwo"  # as the model receives it in a reference
+    assert message_text({"content": "written as a string"}) == "written as a string"
+    assert message_text({"content": None}) == ""
+
+
+def test_what_a_user_message_is() -> None:
+    def kind_of(source: dict[str, Any] | None) -> str:
+        return user_message_kind(user_event(1, "x", source)["data"])
+
+    assert kind_of({"kind": "user"}) == "prompt"
+    assert user_message_kind({"content": [], "role": "user"}) == "prompt"  # no source: the user's own words
+    assert kind_of({"kind": "session-reference", "references": []}) == "snapshot"
+    assert kind_of({"kind": "plugin", "plugin": "compact"}) == "checkpoint"
+    assert kind_of({"kind": "plugin", "plugin": "dsh-runtime"}) == "context"
+    assert kind_of({"kind": "agent-instructions"}) == "context"
+
+
+def test_a_named_plugin_is_its_own_source_label() -> None:
+    checkpoint = user_event(3, "summary", {"kind": "plugin", "plugin": "compact"})
+    assert (source_kind(checkpoint), source_label(checkpoint)) == ("plugin", "plugin:compact")
+    assert source_label(user_event(4, "x", {"kind": "plugin"})) == "plugin"
+    assert source_label(user_event(5, "x")) == "user"
+
+
+def test_every_event_type_has_a_one_line_preview() -> None:
+    assert event_preview({"type": "step/start", "data": {"turn": 2, "step": 3}}) == "turn 2 step 3"
+    assert event_preview({"type": "turn/start", "data": {"turn": 2}}) == "turn 2"
+    assert event_preview({"type": "session/title", "data": {"title": "A\ntitle"}}) == "A title"
+    tool_result = {"type": "tool/result", "data": {"toolCallId": "t", "content": []}}
+    assert event_preview(tool_result) == "content, toolCallId"
+    assert event_preview(user_event(1, "x" * 1000)) == "x" * (PREVIEW_CHARS - 1) + "…"
+    assert event_preview(user_event(1, "abcdef"), limit=4) == "abc…"
+
+
+def test_the_snapshot_tags_are_the_contracts() -> None:
+    assert (SNAPSHOT_OPEN_TAG, SNAPSHOT_CLOSE_TAG) == ("<referenced-sessions>", "</referenced-sessions>")
+    prompt = render_prompt([])  # the frame the contract writes, around an empty list of previews
+    assert json.loads(snapshot_json_pretty(user_event(1, prompt, SNAPSHOT_SOURCE)["data"])) == []
+
+
+def test_log_rows_fold_each_chunk_run_into_its_final_row() -> None:
+    events = [
+        {"seq": 0, "type": "step/start", "data": {"turn": 1, "step": 1}},
+        chunk_event(1, "Hel"),
+        chunk_event(2, "lo "),
+        chunk_event(3, "you"),
+        {"seq": 4, "type": "step/end", "data": {"turn": 1, "step": 1}},
+    ]
+    assert [(row.seq, row.type, row.preview) for row in log_rows(events)] == [
+        ("0", "step/start", "turn 1 step 1"),
+        ("1–3", "assistant/chunk ×3", "Hello you"),
+        ("4", "step/end", "turn 1 step 1"),
+    ]
+
+
+def test_a_long_chunk_run_keeps_a_bounded_preview() -> None:
+    folder = LogRowFolder(limit=10)
+    rows = folder.feed([chunk_event(seq, "word ") for seq in range(1, 1000)])
+    assert rows[-1].preview == "word word…"
+    assert rows[-1].type == "assistant/chunk ×999"
+    assert len(folder._run_text) < 20  # it stopped keeping text once the preview was full
+
+
+def test_skipped_lines_are_counted_and_named() -> None:
+    assert skipped_lines_notice([]) is None
+    assert skipped_lines_notice([3]) == "1 unreadable line in this log was skipped (line 3)"
+    assert skipped_lines_notice([3, 7]) == "2 unreadable lines in this log were skipped (lines 3, 7)"
+    assert skipped_lines_notice(list(range(1, 1201))) == (
+        "1,200 unreadable lines in this log were skipped (lines 1, 2, 3, 4, 5, …)"
+    )
