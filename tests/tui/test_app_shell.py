@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sessionref_tui.session_view as session_view
 from app_factory import PROJECT_CWD, FailingModel, Harness, build_harness, draft_id, session_id_for
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
 from sessionref_tui.widgets.composer import Composer
@@ -268,11 +268,9 @@ async def test_a_read_only_session_hides_rename_and_compact(tmp_path: Path) -> N
         assert info is not None and not info.writable
 
 
-async def test_sidebar_is_capped_with_a_hint_to_search(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(session_view, "SIDEBAR_LIMIT", 3)
+async def test_sidebar_is_capped_with_a_hint_to_search(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
+    harness.workspace.limits = replace(harness.workspace.limits, sidebar=3)
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()

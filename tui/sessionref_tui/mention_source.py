@@ -26,7 +26,8 @@ class WorkspaceMentionSource:
 
     async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
         """Candidates for `query` as the reference service ranks them (the current session excluded)."""
-        return await self._host.workspace.references.list_candidates(self._host.agent, query, signal=signal)
+        workspace = self._host.workspace
+        return await workspace.candidates(self._host.agent, query, workspace.limits.mention, signal=signal)
 
     async def preview(self, session_id: str, signal: AbortSignal) -> Any:
         """What the model would receive from `session_id` under the current budget."""

@@ -28,10 +28,6 @@ from sessionref_tui.display import (
 if TYPE_CHECKING:
     from sessionref_tui.app import SessionrefApp
 
-SWITCH_RESULT_LIMIT = 30
-"""How many sessions the switcher asks the store for per query."""
-
-
 @dataclass(frozen=True, slots=True)
 class AppCommand:
     """A palette entry: its name, one line of help and the app action it runs."""
@@ -107,28 +103,26 @@ class AppCommands(Provider):
 
 
 class SessionSwitcher(Provider):
-    """Sessions from the store's candidate search (the current session's folder first, then newest),
-    minus the current one."""
+    """Sessions as the reference service ranks them (the current session's folder first, then newest),
+    minus the current one; `Workspace.limits.switcher` of them per query."""
 
     async def _hits(self, query: str) -> list[tuple[str, Content, Callable[[], object]]]:
         app: SessionrefApp = self.app  # type: ignore[assignment]
-        current = app.current_session_id or ""
-        here = app.agent.cwd if app.agent is not None else app.workspace.cwd
-        found = await app.workspace.store.search_candidates(
-            exclude_id=current, target_cwd=here, needle=query.lower(), limit=SWITCH_RESULT_LIMIT
-        )
+        workspace = app.workspace
+        found = await workspace.candidates(app.agent, query, workspace.limits.switcher)
         now_ms = app.now_ms()
         hits: list[tuple[str, Content, Callable[[], object]]] = []
-        for record, label in found:
+        for candidate in found:
+            label = candidate.label
             display = session_hit_display(
-                NEW_SESSION_NAME if label == record.id else label,
-                record.cwd,
-                relative_age(record.last_activity, now_ms),
+                NEW_SESSION_NAME if label == candidate.session_id else label,
+                candidate.cwd,
+                relative_age(candidate.last_activity, now_ms),
                 query,
-                same_folder=record.cwd is not None and record.cwd == here,
+                same_folder=candidate.same_workspace,
                 home=app.home_dir,
             )
-            hits.append((label, display, partial(app.open_session, record.id)))
+            hits.append((label, display, partial(app.open_session, candidate.session_id)))
         return hits
 
     async def discover(self) -> Hits:

@@ -37,9 +37,6 @@ from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
 from sessionref_tui.widgets.status_bar import StatusBar, StatusInfo
 from sessionref_tui.widgets.transcript import Transcript
 
-SIDEBAR_LIMIT = 200
-"""The sidebar lists at most this many sessions (this folder first); the switcher searches them all."""
-
 Clock = Callable[[], int]
 """Returns "now" in milliseconds since the epoch (injected in tests so ages are stable)."""
 
@@ -303,25 +300,24 @@ class SessionView(OpeningApp):
         """Reload the sidebar from the discovery index: the current session's folder first (as the
         picker ranks), then newest first. The session on screen is always listed; a draft as
         `NEW_SESSION_NAME`, active now."""
-        store = self.workspace.store
+        workspace = self.workspace
+        store = workspace.store
         agent = self._agent
-        current = agent.id if agent is not None else ""
-        here = agent.cwd if agent is not None else self.workspace.cwd
-        found = list(
-            await store.search_candidates(exclude_id=current, target_cwd=here, needle="", limit=SIDEBAR_LIMIT)
-        )
-        entries = [SidebarEntry.of(record, label) for record, label in found]
+        here = agent.cwd if agent is not None else workspace.cwd
+        limit = workspace.limits.sidebar
+        found = await workspace.candidates(agent, "", limit)
+        entries = [SidebarEntry.of_candidate(candidate) for candidate in found]
         if isinstance(agent, DraftSession):
             entries.append(SidebarEntry(agent.id, None, agent.cwd, self.now_ms()))
         elif agent is not None:
-            entries.append(SidebarEntry.of(store.record(current), store.title(current)))
+            entries.append(SidebarEntry.of(store.record(agent.id), store.title(agent.id)))
         entries.sort(key=lambda entry: (-entry.last_activity, entry.session_id))
         self.query_one(Sidebar).show_sessions(
             entries,
             cwd=here,
             current_id=self.current_session_id,
             now_ms=self.now_ms(),
-            more=len(found) >= SIDEBAR_LIMIT,
+            more=len(found) >= limit,
             home=self.home_dir,
         )
 

@@ -14,6 +14,12 @@ for what happens around a send:
   queued message back: it is discarded from the inbox with its snapshot, and its draft (the text
   as typed, mention tokens included) goes to the ``on_drafts_returned`` listeners so the UI puts it
   back into the composer. A message the agent drops for any other reason comes back the same way.
+  Those listeners are the only way a UI learns a message was not delivered: neither UI reads a
+  delivery ticket's outcome.
+* **Every list of sessions is asked for the same way, with a named size.** Both UIs list sessions
+  (the ``@`` menus, the sidebar, the session switcher, ``/sessions``) through :meth:`Workspace.candidates`,
+  the reference service's ranking (this folder first, then most recent), with a limit from
+  :class:`CandidateLimits`, where each number says why it is that number.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from sessionref.contract.options import Placement
 from sessionref.host.internal_errors import StoreInternalErrorLog
 from sessionref.host.settings import Settings
 from sessionref.service.abort import AbortSignal
+from sessionref.service.candidates import Candidate
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
 from sessionref.store.spill_files import DirectorySpillStore
 
@@ -45,6 +52,44 @@ class DraftSession:
 
     id: str
     cwd: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Vantage:
+    """Where a list of sessions is seen from when no session is: ``cwd`` ranks first, ``id`` ("")
+    leaves nothing out."""
+
+    id: str
+    cwd: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateLimits:
+    """How many sessions each list in the UIs asks for (`Workspace.candidates`).
+
+    A list is ranked before it is cut (this folder first, then the most recently active), so a
+    limit decides how far down a list reaches, never which sessions come first.
+    """
+
+    mention: int | None = None
+    """The `@` menus of both UIs. None: the ``[references] candidateLimit`` setting (default 50), the
+    contract's own size for ``list_candidates``: both menus show 8 rows at a time and scroll, and a
+    query of two or three letters puts the session wanted well inside 50, while one indexed
+    lookup of 50 takes 0.2 ms (median) at 100,000 sessions (``bench/bench_discovery.py``)."""
+
+    session_list: int = 20
+    """``/sessions`` (and the sessions ``/switch`` chooses among by title): rows printed into the
+    terminal's scrollback, so they fit one 24-line screen with the command above them; a query narrows
+    the list rather than scrolling it."""
+
+    sidebar: int = 200
+    """The app's sidebar, rebuilt from the index on every switch and title change: 200 two-line rows
+    are more than anyone scrolls through and keep each rebuild to a few milliseconds at 100,000
+    sessions; past it the sidebar says that the switcher (Ctrl+O) searches them all."""
+
+    switcher: int = 30
+    """The app's session switcher (Ctrl+O), asked again on every keystroke: 30 ranked hits are about
+    two screens of the palette, enough to scroll while typing narrows them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +174,8 @@ class Workspace:
         self.cwd = cwd
         self.settings = settings
         self.placement: Placement = settings.placement if settings is not None else "before"
+        self.limits = CandidateLimits()
+        """How many sessions each list in the UIs shows (see `CandidateLimits`)."""
         self.references = SessionReferences(
             store,
             settings.references if settings is not None else None,
@@ -168,6 +215,24 @@ class Workspace:
         """Create a session in this workspace's cwd now and return its Agent (hosts that seed data)."""
         record = self.store.create_session(cwd=self.cwd)
         return self.agent(record.id)
+
+    async def candidates(
+        self,
+        target: Agent | DraftSession | None,
+        query: str,
+        limit: int | None,
+        *,
+        signal: AbortSignal | None = None,
+    ) -> list[Candidate]:
+        """Sessions matching ``query`` (title, id or folder) as seen from ``target``, best first.
+
+        The reference service's discovery (``list_candidates``: ``target``'s folder first, then the
+        most recently active, answered from the index), at most ``limit`` of them (a field of
+        `limits`; None: the configured ``candidateLimit``). ``target`` itself is never listed; None
+        sees from this workspace's cwd and leaves nothing out.
+        """
+        vantage = Vantage("", self.cwd) if target is None else target
+        return await self.references.list_candidates(vantage, query, limit, signal=signal)
 
     # -- sending -----------------------------------------------------------------------------
 

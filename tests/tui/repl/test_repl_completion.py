@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from prompt_toolkit.formatted_text import to_plain_text
@@ -188,3 +189,13 @@ async def test_a_draft_put_back_ending_in_an_at_word_does_not_open_the_menu(harn
     harness.type(" @abac")  # a new `@` word still completes
     await harness.until(lambda: labels(harness) == ["Abacus"])
     assert "abn" not in queries and "abno" not in queries
+
+
+async def test_the_menu_and_sessions_show_as_many_sessions_as_the_workspace_says(harness: Harness) -> None:
+    harness.workspace.limits = replace(harness.workspace.limits, mention=1, session_list=1)
+    harness.type("@")
+    await harness.until(lambda: harness.mode.lookups.latest is not None and harness.completions)
+    assert labels(harness) == ["ABNF parser notes"]
+    harness.type("\x1b\x15/sessions\r")  # Esc, Ctrl+U clears the line, then the command
+    await harness.until(lambda: harness.printed("ABNF parser notes"))
+    assert not harness.printed("Abacus")

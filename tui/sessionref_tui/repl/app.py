@@ -55,9 +55,6 @@ logger = logging.getLogger(__name__)
 HISTORY_FILE_NAME: Final = "repl-history"
 """Prompt history file, one per store, kept in the store root."""
 
-COMPLETION_LIMIT: Final = 30
-"""Candidates fetched per `@` lookup."""
-
 
 
 def open_history(root: os.PathLike[str] | str) -> History:
@@ -314,8 +311,8 @@ class LineMode:
     # -- data ----------------------------------------------------------------------
 
     async def _lookup(self, query: str, signal: AbortSignal) -> Sequence[CandidateView]:
-        references = self.workspace.references
-        return await references.list_candidates(self._target, query, COMPLETION_LIMIT, signal=signal)
+        workspace = self.workspace
+        return await workspace.candidates(self._target, query, workspace.limits.mention, signal=signal)
 
     def _on_store_events(self, session_id: str, events: list[dict[str, Any]]) -> None:
         loop = self._loop

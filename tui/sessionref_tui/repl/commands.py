@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from sessionref.agent import Agent
     from sessionref.host.workspace import Workspace
 
-SESSIONS_LIMIT: Final = 20
-"""Rows `/sessions` prints."""
-
 LABEL_CELLS: Final = 36
 """Widest label column of `/sessions` (narrower on a narrow terminal)."""
 
@@ -122,8 +119,10 @@ def _existing(host: CommandHost, command: str) -> Agent:
     return target
 
 
-async def _candidates(host: CommandHost, query: str, limit: int) -> Sequence[Any]:
-    return await host.workspace.references.list_candidates(host.agent, query, limit)
+async def _candidates(host: CommandHost, query: str) -> Sequence[Any]:
+    """What `/sessions query` lists (and `/switch` chooses among): `Workspace.limits.session_list` rows."""
+    workspace = host.workspace
+    return await workspace.candidates(host.agent, query, workspace.limits.session_list)
 
 
 def candidate_row(candidate: Any, now_ms: float, columns: int = DEFAULT_COLUMNS) -> str:
@@ -150,7 +149,7 @@ def _print_candidates(host: CommandHost, candidates: Sequence[Any]) -> None:
 
 
 async def _sessions(host: CommandHost, query: str) -> None:
-    found = await _candidates(host, query, SESSIONS_LIMIT)
+    found = await _candidates(host, query)
     if not found:
         host.transcript.notice(f"no session matches “{inert(query)}”" if query else NO_OTHER_SESSIONS)
         return
@@ -167,7 +166,7 @@ async def _switch(host: CommandHost, argument: str) -> None:
     if _exists(store, argument):
         host.switch_to(host.workspace.agent(argument))
         return
-    found = await _candidates(host, argument, SESSIONS_LIMIT)
+    found = await _candidates(host, argument)
     exact = [c for c in found if c.label.lower() == argument.lower()]
     matches = exact or list(found)
     if len(matches) == 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from sessionref.service.protocols import SessionRecord
 from textual import on
@@ -24,6 +25,20 @@ from sessionref_tui.display import (
     truncate_middle,
 )
 
+
+class Listed(Protocol):
+    """What the sidebar reads of a listed session (a `sessionref.service.candidates.Candidate`)."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def last_activity(self) -> int: ...
+
+
 SIDEBAR_TITLE_WIDTH = 27
 """Titles are cut (with `…`) to this many cells so each session stays on two lines."""
 
@@ -43,6 +58,12 @@ class SidebarEntry:
         """The entry of `record` under `label` (the store's label is the id when there is no title)."""
         title = None if label is None or label == record.id else label
         return cls(record.id, title, record.cwd, record.last_activity)
+
+    @classmethod
+    def of_candidate(cls, candidate: Listed) -> SidebarEntry:
+        """The entry of a session the reference service listed (its label is its id when untitled)."""
+        title = None if candidate.label == candidate.session_id else candidate.label
+        return cls(candidate.session_id, title, candidate.cwd, candidate.last_activity)
 
 
 @dataclass(frozen=True, slots=True)
