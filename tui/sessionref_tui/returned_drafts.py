@@ -1,10 +1,12 @@
 """Sent messages that came back as drafts: what the app says about them and where it keeps them.
 
 The workspace hands back every queued message that will never reach the model (the reply was
-stopped with Esc, or the turn failed or dropped it). The app's policy, the same as the line
-mode's: such a message goes back into the composer, after any other returned draft and before
-what is being typed (`merge_returned_drafts`). If its session is not on screen, it is kept as
-that session's draft and put back when the user opens the session again. Pure and Textual-free.
+stopped with Esc, or the turn failed or dropped it), through its `on_drafts_returned` listeners:
+the only way either UI learns of it. The policy, the same in both UIs: such a message goes back
+into the composer (the line mode's prompt), after any other returned draft and before what is
+being typed (`merge_returned_drafts`). If its session is not on screen, it is kept as that
+session's draft (`KeptDrafts`, used by both) and put back when the user opens the session again.
+Pure and toolkit-free.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from sessionref.host.workspace import ReturnedDraft
 
 from sessionref_tui.display import inert, truncate_end
 from sessionref_tui.repl.transcript import Transcript
+from sessionref_tui.returned_drafts import KeptDrafts
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent
@@ -57,7 +58,7 @@ class QueueView:
         self._into_prompt = into_prompt
         self._name_of = name_of
         self._shown: set[str] = set()
-        self._kept: dict[str, list[str]] = {}
+        self._kept = KeptDrafts()
         self._check_scheduled = False
         self._unsubscribe: list[Callable[[], None]] = []
 
@@ -81,7 +82,7 @@ class QueueView:
 
     def take_kept(self, session_id: str) -> list[str]:
         """The drafts that came back for `session_id` while another session was on screen (then forgotten)."""
-        return self._kept.pop(session_id, [])
+        return [draft.draft for draft in self._kept.take(session_id)]
 
     def show_new(self) -> None:
         """Print each queued message of the current session that has not been shown yet."""
@@ -113,12 +114,11 @@ class QueueView:
 
     def _drafts_returned(self, session_id: str, drafts: Sequence[ReturnedDraft]) -> None:
         try:
-            texts = [draft.draft for draft in drafts]
             if session_id == self._current().id:
-                self._into_prompt(texts)
+                self._into_prompt([draft.draft for draft in drafts])
                 self._transcript.notice(returned_notice(drafts, "the prompt"))
             else:
-                self._kept.setdefault(session_id, []).extend(texts)
+                self._kept.keep(session_id, drafts)
                 where = f"the prompt of “{inert(self._name_of(session_id))}” (/switch to it)"
                 self._transcript.notice(returned_notice(drafts, where))
         except Exception:  # the drafts are still in the history; never break the agent's discard path
