@@ -334,6 +334,12 @@ SKIPPED_LINES_SHOWN: Final = 5
 """How many skipped line numbers a notice names before it says `…`."""
 
 
+def line_numbers(lines: Sequence[int], shown: int) -> str:
+    """`3, 7, 12` — the first `shown` of `lines`, then `…` if there are more."""
+    named = ", ".join(str(line) for line in lines[:shown])
+    return named + ", …" if len(lines) > shown else named
+
+
 def skipped_lines_notice(lines: Sequence[int]) -> str | None:
     """What a user is told when a log had unreadable lines the store skipped, or None when none.
 
@@ -343,9 +349,7 @@ def skipped_lines_notice(lines: Sequence[int]) -> str | None:
     if not lines:
         return None
     count = len(lines)
-    named = ", ".join(str(line) for line in lines[:SKIPPED_LINES_SHOWN])
-    if count > SKIPPED_LINES_SHOWN:
-        named += ", …"
+    named = line_numbers(lines, SKIPPED_LINES_SHOWN)
     if count == 1:
         return f"1 unreadable line in this log was skipped (line {named})"
     return f"{count:,} unreadable lines in this log were skipped (lines {named})"

@@ -159,14 +159,18 @@ class SessionView(OpeningApp):
     def _open_agent(self, agent: Agent | DraftSession) -> None:
         # Read first: if the log cannot be read, nothing on screen has changed yet.
         draft = isinstance(agent, DraftSession)
-        events = [] if draft else self.workspace.store.read_log(agent.id)[1]
+        events: list[dict[str, Any]] = []
+        skipped: tuple[int, ...] = ()
+        if not draft:
+            report = self.workspace.store.read_log_report(agent.id)
+            events, skipped = report.events, report.skipped_lines
         self._agent = agent
         self.current_session_id = agent.id
         self._follow_status(agent)
         self._last_seq = max((event.get("seq", -1) for event in events), default=-1)
-        self.query_one(Transcript).load(events)
+        self.query_one(Transcript).load(events, skipped_lines=skipped)
         self.query_one(QueuedMessages).show(self.workspace.queued(agent))
-        self.query_one(Inspector).reset(events, draft=draft)
+        self.query_one(Inspector).reset(events, draft=draft, skipped_lines=skipped)
         self._restore_kept_drafts(agent.id)
         self.query_one(Composer).clear_error()
         self._refresh_status()

@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_store import HERE, HOSTILE_ID
+from cli_store import HERE, HOSTILE_ID, user_message
 from sessionref.contract.uri import parse_session_reference_text
+from sessionref.store import open_store
 from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main, progress_printer
+from unreadable_lines import break_log
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -161,3 +163,21 @@ def test_progress_prints_on_stderr_only_for_large_first_time_indexing(capsys) ->
     err = capsys.readouterr().err
     assert err.count("indexing sessions") == 3  # the repeated percentage is not printed twice
     assert err.endswith("indexing sessions: 1000/1000 (100%)\n")
+
+
+def test_show_names_the_unreadable_lines_it_left_out(store_root: Path, capsys) -> None:
+    store = open_store(store_root)
+    try:
+        broken = break_log(store, "alpha", 2, user_message("after the crash", "u9"))
+    finally:
+        store.close()
+    code, out, _ = run(capsys, "show", "alpha", "--store", str(store_root))
+    assert code == EXIT_OK
+    assert f"skipped: 2 unreadable lines (lines {broken[0]}, {broken[1]})" in out.splitlines()
+    assert "after the crash" in out  # what follows the bad lines is shown
+    code, out, _ = run(capsys, "show", "alpha", "--store", str(store_root), "--json")
+    assert json.loads(out)["skippedLines"] == broken
+    code, out, _ = run(capsys, "show", "beta", "--store", str(store_root))
+    assert "skipped:" not in out
+    code, out, _ = run(capsys, "show", "beta", "--store", str(store_root), "--json")
+    assert json.loads(out)["skippedLines"] == []

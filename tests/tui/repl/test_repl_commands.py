@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 from prompt_toolkit.history import FileHistory, InMemoryHistory
-from repl_harness import Harness
+from prompt_toolkit.input import create_pipe_input
+from repl_harness import Harness, open_harness, user_event
 from rich.cells import cell_len
 from sessionref.service.candidates import Candidate
 from sessionref_tui.repl.app import HISTORY_FILE_NAME, open_history
 from sessionref_tui.repl.commands import candidate_row, help_lines, log_lines, log_rows
+from unreadable_lines import break_log
 
 DAY_MS = 86_400_000
 
@@ -202,3 +204,20 @@ def test_help_fits_the_terminal_and_keeps_descriptions_aligned() -> None:
     new = rows.index(next(row for row in rows if row.startswith("/new")))
     assert rows[new + 1].startswith(" " * 25) and not rows[new + 1][25].isspace()  # wrapped under its text
     assert " ".join(" ".join(rows).split()).count("created by its first message") == 1  # no word was cut
+
+
+async def test_the_session_shown_and_log_say_how_many_lines_were_skipped(tmp_path: Path) -> None:
+    with create_pipe_input() as pipe:
+        harness = await open_harness(tmp_path / "store", pipe, session_id="abnf-notes")
+        broken = break_log(harness.store, "abnf-notes", 1, user_event("after the crash", "m-after"))
+        notice = f"1 unreadable line in this log was skipped (line {broken[0]})"
+        harness.start()
+        try:
+            await harness.until(lambda: harness.printed("you › after the crash"))
+            assert harness.count(notice) == 1
+            harness.type("/log\r")
+            await harness.until(lambda: harness.count(notice) == 2)
+            assert harness.mode.transcript.lines[-1] == notice  # under the rows it did list
+        finally:
+            await harness.stop()
+            await harness.workspace.close()

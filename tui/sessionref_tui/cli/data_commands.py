@@ -31,6 +31,8 @@ TITLE_CELLS: Final = 36
 CWD_CELLS: Final = 50
 """Width of the cwd column of `sessions` (cut in the middle: both ends of a path matter)."""
 COLUMN_GAP: Final = "  "
+SKIPPED_LINES_LISTED: Final = 20
+"""How many unreadable line numbers `show` names in its `skipped:` line (`--json` lists them all)."""
 
 EMPTY_STORE_HINT: Final = (
     "no sessions yet in {root}: start one with `sessionref chat` or `sessionref repl` "
@@ -110,16 +112,19 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """`show ID`: the session's current (folded) conversation."""
+    """`show ID`: the session's current (folded) conversation, and the log's unreadable lines it left out."""
     from sessionref.contract.projection import project_session_conversation
+
+    from sessionref_tui.event_view import line_numbers
 
     store = open_cli_store(args)
     try:
         session_id = asyncio.run(resolve_session_id(store, args.session_id))
-        snapshot = asyncio.run(store.read_surface(session_id))
+        report = asyncio.run(store.read_surface_report(session_id))
         title = store.title(session_id)
     finally:
         store.close()
+    snapshot, skipped = report.snapshot, list(report.skipped_lines)
     header = snapshot["session"]
     items = project_session_conversation(snapshot)
     if args.json:
@@ -129,6 +134,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             "cwd": header.get("cwd"),
             "createdAt": header.get("createdAt"),
             "capturedThroughSeq": snapshot.get("capturedThroughSeq"),
+            "skippedLines": skipped,
             "conversation": [{"role": item.role, "text": item.text, "checkpoint": item.checkpoint}
                              for item in items],
         }))
@@ -141,6 +147,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     if isinstance(header.get("createdAt"), int):
         lines.append(f"created: {_iso(header['createdAt'])}")
     lines.append(f"through: seq {snapshot.get('capturedThroughSeq')}")
+    if skipped:
+        noun = "line" if len(skipped) == 1 else "lines"
+        where = line_numbers(skipped, SKIPPED_LINES_LISTED)
+        lines.append(f"skipped: {len(skipped):,} unreadable {noun} ({noun} {where})")
     if not items:
         lines.append("\n(no messages)")
     for item in items:

@@ -36,6 +36,7 @@ from sessionref.host.workspace import DraftSession
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.display import NEW_SESSION_NAME, inert
+from sessionref_tui.event_view import skipped_lines_notice
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
 from sessionref_tui.repl.commands import run_command
@@ -336,11 +337,13 @@ class LineMode:
 
     def _replay_recent(self, session_id: str, limit: int = 6) -> None:
         try:
-            _header, events = self.workspace.store.read_log(session_id)
+            report = self.workspace.store.read_log_report(session_id)
         except Exception as error:
             self.transcript.error(*describe_error(error, self.workspace.error_log))
             return
-        messages = [e for e in events if e.get("type") in ("user/message", "assistant/message")]
+        if (skipped := skipped_lines_notice(report.skipped_lines)) is not None:
+            self.transcript.notice(skipped)
+        messages = [e for e in report.events if e.get("type") in ("user/message", "assistant/message")]
         if len(messages) > limit:
             self.transcript.notice(f"… {len(messages) - limit} earlier messages (/log lists every event)")
         self.transcript.show_events(messages[-limit:])

@@ -18,6 +18,7 @@ from sessionref.host.workspace import DraftSession
 
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle, wrap_cells
 from sessionref_tui.event_view import log_rows as event_rows
+from sessionref_tui.event_view import skipped_lines_notice
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
 from sessionref_tui.repl.transcript import DEFAULT_COLUMNS, Transcript
 
@@ -249,11 +250,14 @@ async def _log(host: CommandHost, _argument: str) -> None:
     if isinstance(host.agent, DraftSession):
         host.transcript.notice("(no log yet: this session is created by its first message)")
         return
-    _header, events = host.workspace.store.read_log(host.agent.id)
+    report = host.workspace.store.read_log_report(host.agent.id)
+    events = report.events
     if not events:
         host.transcript.notice("(the log has no events yet)")
     columns = host.transcript.columns()
     host.transcript.print_lines(log_lines(log_rows(events), columns))
+    if (skipped := skipped_lines_notice(report.skipped_lines)) is not None:
+        host.transcript.notice(skipped)
 
 
 COMMANDS: Final[dict[str, Callable[[CommandHost, str], Awaitable[None]]]] = {

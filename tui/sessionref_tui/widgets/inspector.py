@@ -83,6 +83,7 @@ class Inspector(Vertical):
         """The column widths the table is laid out with."""
         self._folder = LogRowFolder()
         self._event_count = 0
+        self._skipped = 0
 
     def compose(self) -> ComposeResult:
         yield Static("Log", id="inspector-heading", classes="pane-heading")
@@ -93,13 +94,17 @@ class Inspector(Vertical):
         """The table of rows."""
         return self.query_one("#inspector-table", DataTable)
 
-    def reset(self, events: list[dict[str, Any]], *, draft: bool = False) -> None:
+    def reset(
+        self, events: list[dict[str, Any]], *, draft: bool = False, skipped_lines: Sequence[int] = ()
+    ) -> None:
         """Show exactly `events` (the whole log of a newly selected session).
 
-        A `draft` session has no log yet: the heading says it is created by its first message."""
+        A `draft` session has no log yet: the heading says it is created by its first message. The
+        heading counts `skipped_lines`, the log's unreadable lines the store left out."""
         self.rows = []
         self._folder = LogRowFolder()
         self._event_count = 0
+        self._skipped = len(skipped_lines)
         self.widths = None
         self.table.clear(columns=True)
         self.add_events(events)
@@ -118,9 +123,11 @@ class Inspector(Vertical):
                 self.rows.append(row)
             changed.append(row)
         self._event_count += len(events)
-        self.query_one("#inspector-heading", Static).update(
-            Text(f"Log · {self._event_count} events", style="bold")
-        )
+        heading = Text(f"Log · {self._event_count} events", style="bold")
+        if self._skipped:
+            lines = "line" if self._skipped == 1 else "lines"
+            heading.append(f" · {self._skipped:,} unreadable {lines} skipped", style="dim")
+        self.query_one("#inspector-heading", Static).update(heading)
         if not self._refit():
             self._show_rows(changed)
             self._follow_newest()

@@ -10,7 +10,7 @@ failed or cancelled turns say so plainly. Everything from the log is shown inert
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.markdown import Markdown as RichMarkdown
@@ -25,6 +25,7 @@ from sessionref_tui.event_view import (
     message_of,
     message_text,
     one_line,
+    skipped_lines_notice,
     snapshot_json_pretty,
     snapshot_references,
     snapshot_title,
@@ -213,14 +214,17 @@ class Transcript(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
-    def load(self, events: list[dict[str, Any]]) -> None:
-        """Replace everything with the conversation in `events` (a whole log)."""
+    def load(self, events: list[dict[str, Any]], *, skipped_lines: Sequence[int] = ()) -> None:
+        """Replace everything with the conversation in `events` (a whole log); `skipped_lines` are
+        the log's unreadable lines the store left out, said in a dim note above it."""
         self.remove_children()
         self.known_labels = set()
         self._replies = {}
         self._last_prompt = None
         self._last_row = None
         self._message_count = 0
+        if (skipped_note := skipped_lines_notice(skipped_lines)) is not None:
+            self.mount(TurnNote(Content.styled(skipped_note, "dim"), classes="skipped-lines"))
         pending = _collapse_finished_chunks(events)
         skipped = max(0, len(pending) - TRANSCRIPT_ROW_LIMIT)
         if skipped:
