@@ -13,6 +13,7 @@ from sessionref_tui.display import (
     relative_age,
     truncate_end,
     truncate_middle,
+    truncate_start,
 )
 
 MINUTE = 60_000
@@ -170,3 +171,10 @@ class TestHomeRelative:
         assert home_relative("/home/anabel/x", "/home/ana") == "/home/anabel/x"
         assert home_relative("/srv/home/ana/x", "/home/ana") == "/srv/home/ana/x"
         assert home_relative("/x", None) == "/x" and home_relative("/x", "/") == "/x"
+
+
+def test_truncate_start_keeps_the_end_and_never_splits_a_wide_character() -> None:
+    assert truncate_start("streamed words", 20) == "streamed words"
+    assert truncate_start("streamed words", 8) == "…d words"
+    assert truncate_start("漢字の題名", 6) == "…題名"  # 5 cells: a wide character is never halved
+    assert truncate_start("abc", 0) == ""

@@ -79,6 +79,16 @@ def truncate_end(text: str, width: int) -> str:
     return _take_cells(text, width - 1) + ELLIPSIS
 
 
+def truncate_start(text: str, width: int) -> str:
+    """Fit `text` into `width` cells keeping its end, the cut start marked with `…` (for text that
+    grows at its end, like a line being streamed). Text that fits is returned unchanged."""
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return text
+    return ELLIPSIS + _take_cells_from_end(text, width - 1)
+
+
 def truncate_middle(text: str, width: int) -> str:
     """Fit `text` into `width` cells by replacing its middle with `…`.
 

@@ -28,7 +28,7 @@ def test_a_session_without_title_is_called_new_session_never_its_id() -> None:
 
 def test_a_draft_says_it_is_not_saved_yet() -> None:
     text = status_text(info(title=None, draft=True)).plain
-    assert text.startswith(" New session  not saved until its first message · /w")
+    assert text.startswith(" New session · not saved until its first message · /w")
 
 
 def test_read_only_and_activity() -> None:

@@ -358,7 +358,7 @@ class LineMode:
                 model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
                 searching=self.lookups.loading, no_matches=latest is not None and not latest.candidates,
                 query=latest.query if latest is not None else "", lookup_failure=self.lookups.failed,
-                preparing=self.preparing, queued=self.queue.count,
+                preparing=self.preparing, queued=self.queue.count, columns=self._columns(),
             )
         )
 

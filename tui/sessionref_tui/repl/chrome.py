@@ -7,8 +7,9 @@ from typing import Final
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
+from rich.cells import cell_len
 
-from sessionref_tui.display import NEW_SESSION_NAME, inert, truncate_end, truncate_middle
+from sessionref_tui.display import NEW_SESSION_NAME, inert, truncate_end, truncate_middle, truncate_start
 
 REPL_STYLE: Final = Style.from_dict({
     "prompt": "bold ansicyan",
@@ -40,6 +41,9 @@ REPL_STYLE: Final = Style.from_dict({
 """Named classes used by the prompt, the menu, the transcript and the toolbar."""
 
 
+STREAM_PREFIX: Final = " assistant › "
+"""What starts the toolbar's line showing the reply being streamed."""
+
 NO_OTHER_SESSIONS: Final = "no other sessions yet: a session is listed once its first message is sent"
 """What a bare `@` (and `/sessions`) says when there is nothing to mention, rather than "no match"."""
 
@@ -63,6 +67,8 @@ class ToolbarState:
     preparing: bool = False
     queued: int = 0
     lookup_failure: str | None = None
+    columns: int = 80
+    """The terminal's width: every hint line fits in it."""
 
 
 def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
@@ -74,7 +80,11 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
         fragments.extend([(style, text), ("", "\n")])
 
     if state.streaming:
-        hint(" assistant › " + truncate_end(state.streaming[-100:], 100), "class:toolbar.stream")
+        # The reply's newest words, as written (Markdown markers and all: it is a glimpse, the
+        # transcript renders it), made inert and kept to one line: its end, cut to the width.
+        streamed = " ".join(inert(state.streaming).split())
+        room = state.columns - cell_len(STREAM_PREFIX) - 1
+        hint(STREAM_PREFIX + truncate_start(streamed, room), "class:toolbar.stream")
     if state.searching:
         hint(" @ searching sessions…")
     elif state.lookup_failure:

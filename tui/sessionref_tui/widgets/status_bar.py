@@ -33,7 +33,10 @@ def status_text(info: StatusInfo) -> Content:
     parts: list[str | tuple[str, str]] = [
         " ",
         (inert(info.title) if info.title else NEW_SESSION_NAME, "bold"),
-        *([("  not saved until its first message", "dim italic")] if info.draft else []),
+        # A separator, not spacing: the note is a second fact about the session, and a styled
+        # segment's leading spaces are lost by some renderers (the SVG captures read "New sessionnot
+        # saved…"); the dot still separates where that happens.
+        *([(" · ", "dim"), ("not saved until its first message", "dim italic")] if info.draft else []),
         (" · ", "dim"),
         (inert(info.cwd) if info.cwd else "(no cwd)", "dim"),
         *([] if info.writable else [("  read-only", "bold $warning")]),
