@@ -12,6 +12,7 @@ from composer_harness import (
     settle,
     type_text,
 )
+from sessionref.contract.errors import CodedError
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.lookup import LOADING_DELAY, LOOKUP_DEBOUNCE
 from sessionref_tui.mentions import mention_for
@@ -192,7 +193,7 @@ class TestLookup:
 
     async def test_a_failing_source_shows_a_quiet_row(self) -> None:
         source = FakeSource(SESSIONS)
-        source.fail_with = RuntimeError("index is locked")
+        source.fail_with = CodedError("STORE_UNREADABLE", "index is locked")
         app = ComposerHarness(source)
         async with app.run_test() as pilot:
             await type_text(pilot, "@x")

@@ -20,6 +20,7 @@ from composer_harness import (
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
+from sessionref.contract.errors import CodedError
 from sessionref.contract.uri import parse_session_reference_text
 from sessionref_tui.display import match_spans
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE
@@ -281,7 +282,7 @@ class TestPreviewFailure:
     async def test_a_failing_preview_is_a_quiet_line(self) -> None:
         class BrokenPreviews(FakeSource):
             async def preview(self, session_id: str, signal: object) -> FakePreview:
-                raise RuntimeError("log unreadable")
+                raise CodedError("STORE_UNREADABLE", "log unreadable")
 
         app = ComposerHarness(BrokenPreviews(SESSIONS))
         async with app.run_test(size=(80, 30)) as pilot:

@@ -24,6 +24,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.utils import Event
+from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
@@ -149,7 +150,8 @@ class MentionLookups:
 
     def show_failure(self, key: LookupKey, error: Exception) -> None:
         """An empty answer, and why (the toolbar says it)."""
-        failure = f"{getattr(error, 'code', type(error).__name__)}: {getattr(error, 'message', error)}"
+        code, message = describe_error(error)
+        failure = f"{code}: {message}"
         self._answered(LookupResult(key.start, key.query, ()), failure)
 
     def hide(self) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol
 
+from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 from textual import events, on
 from textual.app import ComposeResult
@@ -89,7 +90,7 @@ class PopupLookupView:
 
     def show_failure(self, key: LookupKey, error: Exception) -> None:
         """A quiet row saying why there are no sessions to show."""
-        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        _code, message = describe_error(error)
         self._composer.popup.show_error(f"sessions unavailable: {message}")
 
     def hide(self) -> None:

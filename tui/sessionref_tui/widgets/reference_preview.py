@@ -14,6 +14,7 @@ from typing import Any, Final, Protocol
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
+from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 from textual import work
 from textual.widgets import Static
@@ -204,7 +205,7 @@ class ReferencePreview(Static):
             if signal is self._signal:
                 self._signal = None
                 self.remove_class("-stale")
-                message = getattr(error, "message", None) or str(error) or type(error).__name__
+                _code, message = describe_error(error)
                 self._set_content(Text(f"preview unavailable: {inert(message)}", style="dim italic"))
             return
         if signal is not self._signal or signal.aborted:
