@@ -1,0 +1,140 @@
+"""What the index is fed: the snapshot projection of a session, one row per message with its seq.
+
+`conversation_rows` turns a folded surface into rows with exactly `project_session_conversation`'s
+items (direct user text, assistant text, compaction checkpoints), adding the seq and time of the
+event each comes from. `read_log_conversation` reads one log for it faster than a full parse:
+only surface events are decoded; every other line (chunk deltas, packed chunk rows, requests,
+titles) is skipped after reading its type and seq, which is all the fold needs of it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sessionref.projection import project_conversation_columns
+from sessionref.query import SurfaceSnapshot
+from sessionref.store.errors import STORE_INVALID_LOG, StoreError
+from sessionref.store.fold import SURFACE_TYPES, fold_surface
+from sessionref.store.logfile import packed_row_span, parse_line, read_log_bytes, split_lines
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRow:
+    """One projected message: the seq and time (epoch ms) of its event, its role, text and checkpoint flag."""
+
+    seq: int
+    role: Role
+    text: str
+    checkpoint: bool = False
+    time: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LogConversation:
+    """A session's header, its projected rows and the last raw seq of the log they were read from."""
+
+    header: dict[str, Any]
+    rows: list[ConversationRow]
+    through_seq: int | None
+
+
+def _event_time(event: dict[str, Any]) -> int:
+    value = event.get("time")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def conversation_rows(surface: SurfaceSnapshot) -> list[ConversationRow]:
+    """The projection of a folded surface as rows (same items, order, roles, texts and checkpoints)."""
+    rows: list[ConversationRow] = []
+    for event in surface["events"]:
+        columns = project_conversation_columns({"events": [event]})
+        if columns.texts:
+            rows.append(
+                ConversationRow(
+                    event["seq"],
+                    columns.roles[0],
+                    columns.texts[0],
+                    columns.checkpoints[0],
+                    _event_time(event),
+                )
+            )
+    return rows
+
+
+_SURFACE_PREFIXES = tuple(f'{{"type":"{kind}",'.encode() for kind in sorted(SURFACE_TYPES))
+# `{"type":"<type>","seq":N,` or a packed row's `{"type":"<type>","seq0":N,`: the envelope's key order.
+_ENVELOPE = re.compile(rb'\{"type":"([A-Za-z0-9/_.:-]*)","seq(0?)":(\d+)[,}]')
+
+
+def _skim(line: bytes) -> dict[str, Any] | None:
+    """A stand-in for a log-only line carrying just its type and (first) seq, or None to parse it."""
+    if line.startswith(_SURFACE_PREFIXES) or b'"surfaceOp"' in line:
+        return None
+    match = _ENVELOPE.match(line)
+    if match is None:
+        return None
+    kind = match.group(1).decode("ascii")
+    if kind in SURFACE_TYPES:
+        return None
+    return {"type": "assistant/chunk" if match.group(2) else kind, "seq": int(match.group(3))}
+
+
+def _extend_last_packed_row(events: list[dict[str, Any]], lines: list[bytes]) -> None:
+    """A log ending in a packed chunk row was last written at the row's final seq, not its first."""
+    for line in reversed(lines):
+        if line.strip():
+            record = parse_line(line)
+            span = packed_row_span(record) if record is not None and "seq0" in record else None
+            if span is not None and span[0] == events[-1]["seq"]:
+                events[-1] = {"type": "assistant/chunk", "seq": span[1]}
+            return
+
+
+def read_log_conversation(path: Path) -> LogConversation:
+    """The header and projected rows of the log at `path` (plain or zstd), read once.
+
+    Surface events are decoded in full and folded by the store's `fold_surface`, so the rows
+    equal the projection of `read_surface`. Log-only lines are only skimmed: a malformed chunk
+    row the full parser would reject is not noticed here. Raises `StoreError(STORE_INVALID_LOG)`
+    for a log the fold rejects, `FileNotFoundError` when the file vanished.
+    """
+    data = read_log_bytes(path)
+    split = split_lines(data)
+    lines = split.lines
+    if split.tail.strip() and parse_line(split.tail) is not None:
+        lines = [*lines, split.tail]
+    header: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if header is not None:
+            skimmed = _skim(line)
+            if skimmed is not None:
+                events.append(skimmed)
+                continue
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            record = None
+        if not isinstance(record, dict):
+            raise StoreError(STORE_INVALID_LOG, f"line {number} of the log is not a JSON object")
+        if header is None:
+            header = record
+            continue
+        if "seq0" in record and "seq" not in record:
+            seq0 = record.get("seq0")
+            record = {"type": "assistant/chunk", "seq": seq0}
+        events.append(record)
+    if header is None:
+        raise StoreError(STORE_INVALID_LOG, "the log is empty")
+    if events and events[-1]["type"] == "assistant/chunk":
+        _extend_last_packed_row(events, lines)
+    surface = fold_surface(header, events)
+    return LogConversation(header, conversation_rows(surface), surface["capturedThroughSeq"])

@@ -1,0 +1,285 @@
+"""`TextIndex`: the SQLite FTS5 conversation index (implements `ConversationSearch`).
+
+Two connections to one WAL file: searches read on one while updates write on the other, so a
+catch-up never blocks a keystroke. Searches are serialised among themselves (one at a time,
+each cancellable mid-statement through `Connection.interrupt`), updates too.
+`update` batches changes into transactions of about `BATCH_ROWS` messages and writes a batch
+on a worker thread while the caller prepares the next one (reading logs and indexing overlap
+on two cores). A damaged file found at any point is deleted and recreated empty
+(`rebuilt`, `resets`): `indexed()` is then empty and the caller feeds everything again.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from sessionref.textsearch.errors import (
+    TEXT_SEARCH_CANCELLED,
+    TEXT_SEARCH_CLOSED,
+    TEXT_SEARCH_INVALID_ARGUMENT,
+    TEXT_SEARCH_UNAVAILABLE,
+    TextSearchError,
+)
+from sessionref.textsearch.protocol import (
+    ConversationResults,
+    FactsProvider,
+    IndexedSession,
+    Progress,
+    SearchCancellation,
+    SessionChange,
+    SessionRows,
+    UpdateReport,
+)
+from sessionref.textsearch.query import parse_query
+from sessionref.textsearch.schema import (
+    connect,
+    ensure_fts5,
+    is_damage,
+    open_index_file,
+    remove_files,
+    shard_table,
+)
+from sessionref.textsearch.search import Searcher
+from sessionref.textsearch.writer import BatchWriter, validate
+
+log = logging.getLogger("sessionref.textsearch")
+
+# Messages per write transaction (and per progress report) during `update`.
+BATCH_ROWS = 20_000
+# Sessions per write transaction at most (a catch-up of many small changes still commits often).
+BATCH_SESSIONS = 2_000
+# The most results one search may ask for.
+MAX_LIMIT = 500
+# A running search polls its cancellation every this many SQLite virtual-machine steps.
+PROGRESS_OPS = 1000
+
+
+def _batches(changes: Iterable[SessionChange]) -> Iterator[list[SessionChange]]:
+    batch: list[SessionChange] = []
+    rows = 0
+    for change in changes:
+        validate(change)
+        batch.append(change)
+        rows += len(change.rows) if isinstance(change, SessionRows) else 1
+        if rows >= BATCH_ROWS or len(batch) >= BATCH_SESSIONS:
+            yield batch
+            batch, rows = [], 0
+    if batch:
+        yield batch
+
+
+class TextIndex:
+    """The conversation index stored at `path` (created when missing, recreated when damaged).
+
+    `verify=True` runs `PRAGMA quick_check` on open (about 1.5 s for a 2.6 GB index); a damaged
+    file is also detected by any later SQLite error saying so. Raises `TEXT_SEARCH_UNAVAILABLE`
+    when this Python's SQLite has no FTS5 or the file can be neither opened nor created.
+    """
+
+    def __init__(self, path: str | Path, *, verify: bool = True) -> None:
+        ensure_fts5()
+        self.path = Path(path)
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._closed = False
+        self.resets = 0
+        self._writer, self.rebuilt = open_index_file(self.path, verify=verify)
+        self._reader = connect(self.path)
+        self._searcher = Searcher(self._reader)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TextSearchError(TEXT_SEARCH_CLOSED, "the conversation index is closed")
+
+    def _reset(self, error: sqlite3.Error) -> None:
+        """Replace a damaged file by an empty index (takes both locks: write, then read)."""
+        with self._write_lock, self._read_lock:
+            if self._closed:
+                return
+            log.warning(
+                "the conversation index %s is damaged (%s): starting it again empty", self.path, error
+            )
+            self._writer.close()
+            self._reader.close()
+            remove_files(self.path)
+            self._writer, _ = open_index_file(self.path, verify=False)
+            self._reader = connect(self.path)
+            self._searcher = Searcher(self._reader)
+            self.rebuilt = True
+            self.resets += 1
+
+    def _damaged(self, error: sqlite3.Error) -> TextSearchError:
+        self._reset(error)
+        return TextSearchError(
+            TEXT_SEARCH_UNAVAILABLE,
+            "the conversation index was damaged and has been reset; it is being rebuilt",
+        )
+
+    def close(self) -> None:
+        """Close both connections (idempotent)."""
+        with self._write_lock, self._read_lock:
+            if not self._closed:
+                self._closed = True
+                self._writer.close()
+                self._reader.close()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def search(
+        self,
+        text: str,
+        *,
+        facts: FactsProvider,
+        limit: int = 20,
+        exclude_session_id: str | None = None,
+        cwd: str | None = None,
+        cancel: SearchCancellation | None = None,
+    ) -> ConversationResults:
+        """Sessions whose conversation matches `text`; see `ConversationSearch.search`.
+
+        `cancel.cancel()` from another thread interrupts the statement in flight.
+        """
+        if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
+            raise TextSearchError(
+                TEXT_SEARCH_INVALID_ARGUMENT, f"the search limit must be an integer from 1 to {MAX_LIMIT}"
+            )
+        plan = parse_query(text if isinstance(text, str) else "")
+        if plan.status != "ok":
+            return ConversationResults(status=plan.status, pending=plan.pending)
+        cancel = cancel if cancel is not None else SearchCancellation()
+        damage: sqlite3.Error | None = None
+        with self._read_lock:
+            self._check_open()
+            connection = self._reader
+            connection.set_progress_handler(lambda: 1 if cancel.cancelled else 0, PROGRESS_OPS)
+            try:
+                cancel.raise_if_cancelled()
+                connection.execute("BEGIN")
+                return self._searcher.search(
+                    plan,
+                    facts=facts,
+                    limit=limit,
+                    exclude_session_id=exclude_session_id,
+                    cwd=cwd,
+                    cancel=cancel,
+                )
+            except sqlite3.Error as error:
+                if error.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT or cancel.cancelled:
+                    raise TextSearchError(
+                        TEXT_SEARCH_CANCELLED, "the conversation search was cancelled"
+                    ) from None
+                if not is_damage(error):
+                    raise TextSearchError(
+                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be read: {error}"
+                    ) from error
+                damage = error
+            finally:
+                connection.set_progress_handler(None, 0)
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+        raise self._damaged(damage)
+
+    def indexed(self) -> Mapping[str, IndexedSession]:
+        """What is indexed, by session id."""
+        with self._read_lock:
+            self._check_open()
+            try:
+                rows = self._reader.execute(
+                    "SELECT session_id, through_seq, source, messages FROM sessions"
+                ).fetchall()
+            except sqlite3.Error as error:
+                if not is_damage(error):
+                    raise TextSearchError(
+                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be read: {error}"
+                    ) from error
+                damage = error
+            else:
+                return {
+                    session_id: IndexedSession(seq, source, count) for session_id, seq, source, count in rows
+                }
+        raise self._damaged(damage)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _write_batch(self, batch: list[SessionChange]) -> UpdateReport:
+        with self._write_lock:
+            self._check_open()
+            connection = self._writer
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                counts = BatchWriter(connection).apply(batch)
+                connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                if not is_damage(error):
+                    raise TextSearchError(
+                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be written: {error}"
+                    ) from error
+                damage = error
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+            else:
+                return UpdateReport(len(batch), counts.inserted, counts.deleted)
+        raise self._damaged(damage)
+
+    def update(
+        self, changes: Iterable[SessionChange], *, progress: Progress | None = None, total: int | None = None
+    ) -> UpdateReport:
+        """Apply `changes` in batches, each in one transaction; returns what was done.
+
+        While one batch is written on a worker thread the next is gathered from `changes` (a
+        generator reading logs overlaps with SQLite indexing). `progress(done, total)` is called
+        after each committed batch with the number of changes applied so far. If `changes` or
+        `progress` raises, the batch being written is still committed, then the error propagates.
+        """
+        sessions = inserted = deleted = 0
+        pending: Future[UpdateReport] | None = None
+
+        def settle() -> None:
+            nonlocal sessions, inserted, deleted, pending
+            if pending is None:
+                return
+            done, pending = pending.result(), None
+            sessions += done.sessions
+            inserted += done.inserted
+            deleted += done.deleted
+            if progress is not None:
+                progress(sessions, total)
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-index") as pool:
+            try:
+                for batch in _batches(changes):
+                    settle()
+                    pending = pool.submit(self._write_batch, batch)
+                settle()
+            finally:
+                if pending is not None:  # an error while gathering: the written batch still counts
+                    pending.result()
+        return UpdateReport(sessions, inserted, deleted)
+
+    def optimize(self) -> None:
+        """Merge every shard's segments into one (FTS5 `optimize`); worth it after a first build."""
+        with self._write_lock:
+            self._check_open()
+            shards = [
+                name
+                for (name,) in self._writer.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_[0-9]*' "
+                    "AND name NOT GLOB 'words_*_*'"
+                )
+            ]
+            for table in shards:
+                self._writer.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+
+
+__all__ = ["BATCH_ROWS", "MAX_LIMIT", "TextIndex", "shard_table"]

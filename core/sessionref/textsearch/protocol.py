@@ -1,0 +1,179 @@
+"""The conversation search seen from outside: a Protocol, its inputs and its results.
+
+`ConversationSearch` is what the service, the `@` picker, the line mode and the CLI need; the
+SQLite FTS5 engine (`TextIndex`) implements it and a server backend (PostgreSQL full-text search)
+could implement the same later. Everything here is plain data: results carry raw text and match
+spans, never markup, for the UI to render inertly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol, runtime_checkable
+
+from sessionref.textsearch.errors import TEXT_SEARCH_CANCELLED, TextSearchError
+from sessionref.textsearch.feed import ConversationRow, Role
+from sessionref.textsearch.query import PlanStatus
+from sessionref.textsearch.snippet import Snippet
+
+
+class SessionFacts(NamedTuple):
+    """What ranking needs to know about a session from the discovery index."""
+
+    cwd: str | None
+    last_activity: int  # epoch ms
+
+
+# Given session ids, their facts; ids it does not know (deleted, unreadable) are left out and
+# their matches are dropped. The lead answers it from the discovery catalogue.
+FactsProvider = Callable[[Sequence[str]], Mapping[str, SessionFacts]]
+# `progress(done, total)` during `update`; `total` is None when the caller did not say. Raising
+# from it stops the update: what was committed stays, the current batch is rolled back.
+Progress = Callable[[int, int | None], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationMatch:
+    """A session found by what was said in it: its best matching message and where that is.
+
+    `score` is the message's relevance (bm25, higher is better; 0.0 when the search was not
+    ranked). `snippet` is a one-line excerpt of the original text with the match spans.
+    """
+
+    session_id: str
+    seq: int
+    role: Role
+    checkpoint: bool
+    time: int
+    snippet: Snippet
+    score: float
+    same_folder: bool
+    last_activity: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationResults:
+    """The answer to one search.
+
+    `status` is `"ok"`, `"empty"` (no words) or `"too_short"` (nothing long enough typed yet).
+    `ranked` is False when relevance was not computed (every word is very common): matches are
+    then ordered by folder and recency only. `complete` is False when more messages matched
+    than were examined (the newest ones are). `pending` is a 1-2 character fragment being typed
+    that does not filter yet.
+    """
+
+    matches: tuple[ConversationMatch, ...] = ()
+    status: PlanStatus = "ok"
+    ranked: bool = True
+    complete: bool = True
+    pending: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRows:
+    """Index these projected rows for a session.
+
+    With `appended=False` the rows are the session's whole projection: rows whose seq is gone
+    (a compaction replaced them) are removed, new ones added, the rest kept. With
+    `appended=True` they are only what the log gained: rows at or below the indexed seqs are
+    ignored. `through_seq` is the log's last raw seq the rows were read from and `source` an
+    opaque note of the caller's (e.g. the log's size and mtime); both come back from `indexed()`.
+    """
+
+    session_id: str
+    rows: Sequence[ConversationRow]
+    through_seq: int | None = None
+    source: str = ""
+    appended: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRemoved:
+    """Forget everything indexed for a session (its log was deleted)."""
+
+    session_id: str
+
+
+SessionChange = SessionRows | SessionRemoved
+
+
+class IndexedSession(NamedTuple):
+    """What the index holds for a session: the last seq and source note it was fed, and its message count."""
+
+    through_seq: int | None
+    source: str
+    messages: int
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateReport:
+    """What one `update` call did."""
+
+    sessions: int = 0
+    inserted: int = 0
+    deleted: int = 0
+
+
+class SearchCancellation:
+    """A cancel switch for one search; `cancel()` may be called from any thread.
+
+    The SQLite engine polls it from a progress handler while a statement runs (every
+    `PROGRESS_OPS` virtual-machine steps) and between statements, so a search stops within a
+    fraction of a millisecond of `cancel()` and raises `TEXT_SEARCH_CANCELLED`.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once `cancel()` was called."""
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        """Cancel the search (idempotent)."""
+        self._event.set()
+
+    def raise_if_cancelled(self) -> None:
+        """Raise `TEXT_SEARCH_CANCELLED` if `cancel()` was called."""
+        if self._event.is_set():
+            raise TextSearchError(TEXT_SEARCH_CANCELLED, "the conversation search was cancelled")
+
+
+@runtime_checkable
+class ConversationSearch(Protocol):
+    """Full-text search over what was said in sessions. Implementations are thread-safe."""
+
+    def search(
+        self,
+        text: str,
+        *,
+        facts: FactsProvider,
+        limit: int = 20,
+        exclude_session_id: str | None = None,
+        cwd: str | None = None,
+        cancel: SearchCancellation | None = None,
+    ) -> ConversationResults:
+        """Sessions whose conversation matches `text`, one row each (its best message), best first.
+
+        Ordered by relevance, then same folder as `cwd`, then recent activity; at most `limit`;
+        never the session `exclude_session_id`. Raises `TEXT_SEARCH_CANCELLED` when cancelled,
+        `TEXT_SEARCH_INVALID_ARGUMENT` for a limit that is not a positive integer.
+        """
+        ...
+
+    def update(
+        self, changes: Iterable[SessionChange], *, progress: Progress | None = None, total: int | None = None
+    ) -> UpdateReport:
+        """Apply changes in batched transactions; what was committed survives an interruption."""
+        ...
+
+    def indexed(self) -> Mapping[str, IndexedSession]:
+        """What is indexed, by session id (for a catch-up to decide what to feed)."""
+        ...
+
+    def close(self) -> None:
+        """Release the backend (idempotent)."""
+        ...

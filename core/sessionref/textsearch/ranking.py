@@ -1,0 +1,80 @@
+"""Ordering matched sessions (pure): relevance, then same folder, then recent activity.
+
+bm25 scores are real numbers that practically never tie, which would leave the folder and
+recency tie-breaks without effect. So relevance is compared in bands: sessions whose best
+message scores within `RELEVANCE_BAND` (a ratio) of each other, counted from the best score
+down, count as equally relevant, and among them the current folder and then recent activity
+decide. An unranked search (every word very common) puts all sessions in one band.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from sessionref.textsearch.protocol import SessionFacts
+
+# Two sessions whose relevance differs by less than this ratio (per band) tie on relevance.
+RELEVANCE_BAND = 0.15
+
+
+@dataclass(frozen=True, slots=True)
+class RankedSession:
+    """A session's best message (`row_id`) with what ordered it."""
+
+    session_id: str
+    row_id: int
+    relevance: float
+    same_folder: bool
+    last_activity: int
+
+
+def best_per_session(candidates: Iterable[tuple[int, int, float]]) -> dict[int, tuple[int, float]]:
+    """For `(row_id, session_key, relevance)` candidates: each session's best `(row_id, relevance)`.
+
+    The best is the highest relevance; on a tie (or without relevance) the newest row (highest id).
+    """
+    best: dict[int, tuple[int, float]] = {}
+    for row_id, session, relevance in candidates:
+        kept = best.get(session)
+        if kept is None or relevance > kept[1] or (relevance == kept[1] and row_id > kept[0]):
+            best[session] = (row_id, relevance)
+    return best
+
+
+def relevance_band(relevance: float, top: float) -> int:
+    """The band of `relevance` below the best score `top` (0 is the best band)."""
+    if top <= 0 or relevance >= top:
+        return 0
+    if relevance <= 0:
+        return 1 << 30
+    return int(math.log(top / relevance) / math.log1p(RELEVANCE_BAND))
+
+
+def rank_sessions(
+    best: Iterable[tuple[str, int, float]],
+    facts: Mapping[str, SessionFacts],
+    cwd: str | None,
+    *,
+    ranked: bool,
+) -> list[RankedSession]:
+    """`(session_id, row_id, relevance)` per session, best first; sessions without facts are dropped."""
+    sessions = [
+        RankedSession(
+            session_id,
+            row_id,
+            relevance if ranked else 0.0,
+            cwd is not None and facts[session_id].cwd == cwd,
+            facts[session_id].last_activity,
+        )
+        for session_id, row_id, relevance in best
+        if session_id in facts
+    ]
+    top = max((session.relevance for session in sessions), default=0.0) if ranked else 0.0
+
+    def key(session: RankedSession) -> tuple[int, bool, int, int]:
+        band = relevance_band(session.relevance, top) if ranked else 0
+        return (band, not session.same_folder, -session.last_activity, -session.row_id)
+
+    return sorted(sessions, key=key)

@@ -1,0 +1,203 @@
+"""The SQLite layout of the conversation index, and opening it safely (create, check, reset).
+
+One file beside the discovery index (`TEXT_INDEX_FILE_NAME`), a cache of the logs: when it is
+missing, of another schema or folding version, or fails `PRAGMA quick_check`, it is deleted
+and created empty, and the caller feeds it again.
+
+Tables: `sessions` (session id → a small key that is never reused, plus what was fed),
+`messages` (one row per projected message: session key, seq, kind, time; its id is the
+full-text row id, allocated in insertion order and never reused), `message_texts` (the original
+text, kept apart so that candidate lookups stay on small pages) and the full-text shards
+`words_<n>`: contentless FTS5 tables, each holding the row ids `n << SHARD_BITS` up to the next
+shard. Sharding by insertion order bounds what any one statement reads (see the README).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+from pathlib import Path
+
+from sessionref.textsearch.errors import TEXT_SEARCH_UNAVAILABLE, TextSearchError
+from sessionref.textsearch.normalize import FOLD_VERSION
+
+log = logging.getLogger("sessionref.textsearch")
+
+TEXT_INDEX_FILE_NAME = ".sessionref-text.sqlite"
+SCHEMA_VERSION = "1"
+# Row ids per full-text shard (2**18 = 262,144 messages).
+SHARD_BITS = 18
+# FTS5 prefix indexes, in characters: a word being typed is looked up as a prefix from 3
+# characters on; 3 and 4 are indexed, longer prefixes are merged per shard.
+PREFIX_INDEXES = "3 4"
+TOKENIZER = "unicode61 remove_diacritics 2"
+# FTS5 keeps this many bytes of new postings in memory before writing a segment (default 1 MB):
+# larger means fewer, larger segments and about half the indexing CPU of a first build.
+FTS_HASH_BYTES = 64 * 1024 * 1024
+BUSY_TIMEOUT_MS = 5000
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE sessions (
+    key INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL UNIQUE,
+    through_seq INTEGER,
+    source TEXT NOT NULL DEFAULT '',
+    messages INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    time INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX messages_by_session ON messages (session, seq);
+CREATE TABLE message_texts (id INTEGER PRIMARY KEY, text NOT NULL);
+"""
+# `messages.kind`
+KIND_USER = 0
+KIND_ASSISTANT = 1
+KIND_CHECKPOINT = 2
+
+
+def shard_of(row_id: int) -> int:
+    """The shard holding `row_id`."""
+    return row_id >> SHARD_BITS
+
+
+def shard_table(shard: int) -> str:
+    """The FTS5 table name of a shard."""
+    return f"words_{shard}"
+
+
+def ensure_fts5() -> None:
+    """Raise `TEXT_SEARCH_UNAVAILABLE` unless this Python's SQLite can create an FTS5 table."""
+    try:
+        probe = sqlite3.connect(":memory:")
+    except sqlite3.Error as error:  # pragma: no cover - sqlite3 itself unusable
+        raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"SQLite cannot be used: {error}") from error
+    try:
+        probe.execute(f"CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='{TOKENIZER}')")
+    except sqlite3.Error as error:
+        raise TextSearchError(
+            TEXT_SEARCH_UNAVAILABLE,
+            f"conversation search needs SQLite with FTS5, and this Python's SQLite "
+            f"{sqlite3.sqlite_version} cannot create one ({error})",
+        ) from error
+    finally:
+        probe.close()
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), usable from any thread."""
+    connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return connection
+
+
+def create_shard(connection: sqlite3.Connection, shard: int) -> None:
+    """Create a shard's FTS5 table (inside the caller's write transaction) if it does not exist."""
+    table = shard_table(shard)
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    if exists:
+        return
+    connection.execute(
+        f"CREATE VIRTUAL TABLE {table} USING fts5(body, content='', tokenize='{TOKENIZER}', "
+        f"detail=full, prefix='{PREFIX_INDEXES}')"
+    )
+    connection.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {FTS_HASH_BYTES})")
+
+
+def remove_files(path: Path) -> None:
+    """Delete the index file and its WAL/SHM/journal companions (missing ones are fine)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(str(path) + suffix)
+
+
+def _problem(connection: sqlite3.Connection, verify: bool) -> str | None:
+    """Why an existing index cannot be used, or None."""
+    rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+    if rows.get("schema_version") != SCHEMA_VERSION:
+        return "it has another schema version"
+    if rows.get("fold_version") != str(FOLD_VERSION):
+        return "its text folding is of another version"
+    if verify:
+        result = connection.execute("PRAGMA quick_check").fetchall()
+        if result != [("ok",)]:
+            return f"PRAGMA quick_check failed ({result[0][0] if result else 'no answer'})"
+    return None
+
+
+def _create(path: Path) -> sqlite3.Connection:
+    connection = connect(path)
+    try:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("BEGIN IMMEDIATE")
+        has_schema = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        if not has_schema:  # another process may have created it meanwhile
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            connection.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [
+                    ("schema_version", SCHEMA_VERSION),
+                    ("fold_version", str(FOLD_VERSION)),
+                    ("next_id", "1"),
+                    ("rows", "0"),
+                ],
+            )
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def open_index_file(path: Path, *, verify: bool) -> tuple[sqlite3.Connection, bool]:
+    """A connection to a usable index at `path` and whether it was (re)created empty.
+
+    Raises `TEXT_SEARCH_UNAVAILABLE` when the file can neither be used nor created.
+    """
+    reason = "it does not exist"
+    if path.exists():
+        connection: sqlite3.Connection | None = None
+        try:
+            connection = connect(path)
+            problem = _problem(connection, verify)
+            if problem is None:
+                connection.execute("PRAGMA journal_mode = WAL")
+                return connection, False
+            reason = problem
+        except sqlite3.DatabaseError as error:
+            if error.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"{path} is locked: {error}") from error
+            reason = f"it is unreadable ({error})"
+        if connection is not None:
+            connection.close()
+        log.warning("rebuilding the conversation index %s: %s", path, reason)
+        try:
+            remove_files(path)
+        except OSError as error:
+            raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"{path} cannot be replaced: {error}") from error
+    try:
+        return _create(path), True
+    except (OSError, sqlite3.Error) as error:
+        raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"{path} cannot be created: {error}") from error
+
+
+def is_damage(error: sqlite3.Error) -> bool:
+    """True for errors that mean the file is damaged or not ours (as opposed to busy, full or interrupted)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
+    message = str(error)
+    return isinstance(error, sqlite3.DatabaseError) and (
+        "malformed" in message or "no such table" in message or "not a database" in message
+    )

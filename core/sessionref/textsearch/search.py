@@ -1,0 +1,247 @@
+"""One keystroke's search over the sharded FTS5 index.
+
+What a keystroke needs is a first screen of sessions, not a ranking of every matching message:
+
+1. Each phrase's document frequency is estimated from where its newest `DENSITY_PROBE_ROWS`
+   matches lie (a handful of rows from the newest shard; exact when it has fewer matches).
+2. A phrase in at least `VERY_COMMON_SHARE` of all messages (`the`, `to`, …, in any language)
+   is not required when the query has other phrases: it filters almost nothing and makes every
+   statement read huge posting lists. Quoted phrases are always kept.
+3. Shards are read newest first, with `ORDER BY rowid DESC LIMIT`, until `CANDIDATE_ROWS`
+   matching messages (not in the excluded session) are found or the shards run out. A common
+   query stops in the newest shard; a rare one reads every shard but each read is small.
+4. bm25 is asked for only when the postings it would have to count stay within
+   `RANK_POSTINGS_BUDGET` (FTS5's bm25 counts every match of every phrase in each shard it
+   reads, to get its idf): for a very common query relevance cannot tell messages apart anyway,
+   and the sessions are then ordered by folder and recency alone (`ranked=False`).
+5. A keystroke that only narrows a query known to match nothing (typing on after a word that
+   is not there) is answered without reading the index.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+
+from sessionref.textsearch.feed import Role
+from sessionref.textsearch.protocol import (
+    ConversationMatch,
+    ConversationResults,
+    FactsProvider,
+    SearchCancellation,
+)
+from sessionref.textsearch.query import Phrase, QueryPlan, plan_narrows
+from sessionref.textsearch.ranking import best_per_session, rank_sessions
+from sessionref.textsearch.schema import KIND_ASSISTANT, KIND_CHECKPOINT, shard_of, shard_table
+from sessionref.textsearch.snippet import make_snippet, match_pattern
+from sessionref.textsearch.writer import loaded_text
+
+# Matching messages examined per search at most (newest first); fewer means `complete`.
+CANDIDATE_ROWS = 1000
+# A phrase in at least this share of all messages is not required when others are given.
+VERY_COMMON_SHARE = 0.2
+# bm25 is computed when it would count at most this many postings (≈ 5 ms on this machine).
+RANK_POSTINGS_BUDGET = 250_000
+# Newest matches read to estimate a phrase's document frequency.
+DENSITY_PROBE_ROWS = 64
+# Estimates are reused while the index grows by less than this share.
+ESTIMATE_DRIFT = 0.1
+_ESTIMATE_CACHE = 512
+_EMPTY_CACHE = 16
+
+
+class Searcher:
+    """Runs searches on one read connection; the caller serialises calls and owns the transaction."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self._session_ids: dict[int, str] = {}  # keys are never reused, so this never goes stale
+        self._estimates: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        self._empty: list[tuple[tuple[Phrase, ...], int]] = []
+        self._shards: tuple[int, tuple[int, ...]] = (-1, ())
+
+    # -- index facts -------------------------------------------------------------------------
+
+    def _shard_list(self, version: int) -> tuple[int, ...]:
+        """Existing shard numbers, newest first (re-read when another connection committed)."""
+        if self._shards[0] != version:
+            names = self.connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_[0-9]*' "
+                "AND name NOT GLOB 'words_*_*'"
+            ).fetchall()
+            shards = sorted((int(name.removeprefix("words_")) for (name,) in names), reverse=True)
+            self._shards = (version, tuple(shards))
+        return self._shards[1]
+
+    def _estimate(self, phrase: Phrase, shards: Sequence[int], next_id: int, rows: int) -> float:
+        """Estimated number of messages matching `phrase` (exact when it is rare)."""
+        key = phrase.fts()
+        cached = self._estimates.get(key)
+        if cached is not None and abs(rows - cached[1]) <= ESTIMATE_DRIFT * max(cached[1], 1):
+            self._estimates.move_to_end(key)
+            return cached[0]
+        found: list[int] = []
+        for shard in shards:
+            table = shard_table(shard)
+            found += [
+                row_id
+                for (row_id,) in self.connection.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?",
+                    (key, DENSITY_PROBE_ROWS - len(found)),
+                )
+            ]
+            if len(found) >= DENSITY_PROBE_ROWS:
+                break
+        if len(found) < DENSITY_PROBE_ROWS:
+            estimate = float(len(found))
+        else:
+            estimate = min(float(rows), DENSITY_PROBE_ROWS * next_id / max(1, next_id - found[-1]))
+        self._estimates[key] = (estimate, rows)
+        if len(self._estimates) > _ESTIMATE_CACHE:
+            self._estimates.popitem(last=False)
+        return estimate
+
+    def _known_empty(self, phrases: tuple[Phrase, ...], version: int) -> bool:
+        return any(seen == version and plan_narrows(phrases, wider) for wider, seen in self._empty)
+
+    def _remember_empty(self, phrases: tuple[Phrase, ...], version: int) -> None:
+        self._empty = [*self._empty[-(_EMPTY_CACHE - 1) :], (phrases, version)]
+
+    def _ids(self, keys: Iterable[int]) -> dict[int, str]:
+        missing = [key for key in keys if key not in self._session_ids]
+        for start in range(0, len(missing), 900):
+            chunk = missing[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            self._session_ids.update(
+                self.connection.execute(f"SELECT key, session_id FROM sessions WHERE key IN ({marks})", chunk)
+            )
+        return self._session_ids
+
+    # -- the search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        plan: QueryPlan,
+        *,
+        facts: FactsProvider,
+        limit: int,
+        exclude_session_id: str | None,
+        cwd: str | None,
+        cancel: SearchCancellation,
+    ) -> ConversationResults:
+        """The results of `plan` (status "ok"); see the module docstring for the steps."""
+        meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
+        next_id, rows = int(meta["next_id"]), int(meta["rows"])
+        if rows == 0:
+            return ConversationResults(pending=plan.pending)
+        version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
+        shards = self._shard_list(version)
+        estimates: dict[Phrase, float] = {}
+        for phrase in plan.phrases:
+            cancel.raise_if_cancelled()
+            estimates[phrase] = self._estimate(phrase, shards, next_id, rows)
+        common = {p for p in plan.phrases if not p.quoted and estimates[p] >= VERY_COMMON_SHARE * rows}
+        executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
+        if self._known_empty(executed, version):
+            return ConversationResults(pending=plan.pending)
+        ranked = self._worth_ranking([estimates[p] for p in executed], len(shards))
+        exclude_key = -1
+        if exclude_session_id is not None:
+            found = self.connection.execute(
+                "SELECT key FROM sessions WHERE session_id = ?", (exclude_session_id,)
+            ).fetchone()
+            exclude_key = found[0] if found else -1
+        candidates, complete = self._candidates(
+            plan.expression(executed), shards, exclude_key, ranked, cancel
+        )
+        if not candidates and complete:
+            self._remember_empty(executed, version)
+            return ConversationResults(ranked=ranked, pending=plan.pending)
+        best = best_per_session(candidates)
+        ids = self._ids(best)
+        known = facts([ids[key] for key in best if key in ids])
+        order = rank_sessions(
+            ((ids[key], row_id, relevance) for key, (row_id, relevance) in best.items() if key in ids),
+            known,
+            cwd,
+            ranked=ranked,
+        )[:limit]
+        matches = self._matches(order, plan.phrases, cancel)
+        return ConversationResults(tuple(matches), "ok", ranked, complete, plan.pending)
+
+    @staticmethod
+    def _worth_ranking(estimates: Sequence[float], shard_count: int) -> bool:
+        """Whether bm25 stays within the postings budget for phrases of these frequencies."""
+        if shard_count == 0:
+            return True
+        per_shard = min(estimates) / shard_count
+        visited = shard_count if per_shard < 1 else min(shard_count, math.ceil(CANDIDATE_ROWS / per_shard))
+        postings = sum(estimates) * visited / shard_count
+        return postings <= RANK_POSTINGS_BUDGET
+
+    def _candidates(
+        self,
+        expression: str,
+        shards: Sequence[int],
+        exclude_key: int,
+        ranked: bool,
+        cancel: SearchCancellation,
+    ) -> tuple[list[tuple[int, int, float]], bool]:
+        """(row id, session key, relevance) of the newest matching messages, and whether that is all."""
+        found: list[tuple[int, int, float]] = []
+        for shard in shards:
+            cancel.raise_if_cancelled()
+            table = shard_table(shard)
+            score = f"-bm25({table})" if ranked else "0.0"
+            found += self.connection.execute(
+                f"SELECT {table}.rowid, m.session, {score} FROM {table} JOIN messages AS m "
+                f"ON m.id = {table}.rowid WHERE {table} MATCH ? AND m.session != ? "
+                f"ORDER BY {table}.rowid DESC LIMIT ?",
+                (expression, exclude_key, CANDIDATE_ROWS - len(found)),
+            ).fetchall()
+            if len(found) >= CANDIDATE_ROWS:
+                return found, False
+        return found, True
+
+    def _matches(
+        self, order: Sequence, phrases: Sequence[Phrase], cancel: SearchCancellation
+    ) -> list[ConversationMatch]:
+        if not order:
+            return []
+        cancel.raise_if_cancelled()
+        marks = ",".join("?" * len(order))
+        details = {
+            row_id: (seq, kind, time, text)
+            for row_id, seq, kind, time, text in self.connection.execute(
+                "SELECT m.id, m.seq, m.kind, m.time, t.text FROM messages AS m JOIN message_texts AS t "
+                f"ON t.id = m.id WHERE m.id IN ({marks})",
+                [session.row_id for session in order],
+            )
+        }
+        pattern = match_pattern(phrases)
+        matches: list[ConversationMatch] = []
+        for session in order:
+            detail = details.get(session.row_id)
+            if detail is None:
+                continue
+            seq, kind, time, text = detail
+            role: Role = "assistant" if kind == KIND_ASSISTANT else "user"
+            matches.append(
+                ConversationMatch(
+                    session.session_id,
+                    seq,
+                    role,
+                    kind == KIND_CHECKPOINT,
+                    time,
+                    make_snippet(loaded_text(text), phrases, pattern=pattern),
+                    session.relevance,
+                    session.same_folder,
+                    session.last_activity,
+                )
+            )
+        return matches
+
+
+__all__ = ["CANDIDATE_ROWS", "Searcher", "shard_of"]

@@ -1,0 +1,144 @@
+"""A bounded one-line excerpt of a message around its match, with match spans (pure).
+
+The excerpt is cut from the original text, never the folded one. It is raw data: line breaks
+and tabs become spaces and runs of whitespace collapse to one, but escape sequences, Rich
+markup, bidi controls and every other character stay as they are for the UI to render inertly.
+Its length is bounded (`SNIPPET_CHARS` plus two ellipses) and only the first
+`SNIPPET_SCAN_CHARS` characters of a message are searched for the match, so a 1 MB single line
+costs the same as a short one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sessionref.textsearch.normalize import CJK_CLASS, fold_with_offsets
+from sessionref.textsearch.query import Phrase
+
+# The longest excerpt, in characters (without the ellipses marking a cut).
+SNIPPET_CHARS = 160
+# Characters of context kept before the first match when the excerpt does not start the message.
+SNIPPET_CONTEXT_CHARS = 40
+# How much of a message is searched for the match; a match further in shows the message's start.
+SNIPPET_SCAN_CHARS = 200_000
+ELLIPSIS = "…"
+
+_WORD_CHAR = f"[^\\W_{CJK_CLASS}]"
+_CJK_UNIT = re.compile(f"[{CJK_CLASS}]+")
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """One line of a message; `spans` are `[start, end)` offsets of the matches inside `text`."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...] = ()
+
+
+def _phrase_pattern(phrase: Phrase) -> str:
+    parts: list[str] = []
+    previous_cjk: bool | None = None
+    for unit in phrase.units:
+        cjk = _CJK_UNIT.fullmatch(unit) is not None
+        if previous_cjk is None:
+            if not cjk:
+                parts.append(f"(?<!{_WORD_CHAR})")
+        else:
+            parts.append(r"[\W_]*" if cjk or previous_cjk else r"[\W_]+")
+        parts.append(re.escape(unit))
+        previous_cjk = cjk
+    if previous_cjk is False and not phrase.prefix:
+        parts.append(f"(?!{_WORD_CHAR})")
+    return "".join(parts)
+
+
+def match_pattern(phrases: Sequence[Phrase]) -> re.Pattern[str] | None:
+    """A pattern finding any of `phrases` in folded text, as the index matched them; None for none."""
+    if not phrases:
+        return None
+    # Longest phrases first, so a phrase is preferred to a word it starts with.
+    ordered = sorted((_phrase_pattern(phrase) for phrase in phrases), key=len, reverse=True)
+    return re.compile("|".join(f"(?:{pattern})" for pattern in ordered))
+
+
+def find_spans(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
+    """`[start, end)` spans of `pattern` in the first `SNIPPET_SCAN_CHARS` characters of `text`."""
+    if pattern is None or not text:
+        return []
+    region = text[:SNIPPET_SCAN_CHARS]
+    folded, to_original = fold_with_offsets(region)
+    spans: list[tuple[int, int]] = []
+    for match in pattern.finditer(folded):
+        start, end = to_original(match.start()), to_original(match.end())
+        if end > start and (not spans or start >= spans[-1][1]):
+            spans.append((start, end))
+    return spans
+
+
+def _one_line(window: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """Whitespace runs of `window` (line breaks included) collapsed to one space, `spans` moved along."""
+    runs = [(match.start(), match.end()) for match in _WHITESPACE_RUN.finditer(window)]
+    if not runs:
+        return window, spans
+    starts = [run_start for run_start, _ in runs]
+    removed_before: list[int] = []
+    removed = 0
+    for run_start, run_end in runs:
+        removed_before.append(removed)
+        removed += run_end - run_start - 1
+
+    def moved(index: int) -> int:
+        k = bisect.bisect_right(starts, index) - 1
+        if k < 0:
+            return index
+        run_start, run_end = runs[k]
+        if index >= run_end:
+            return index - removed_before[k] - (run_end - run_start - 1)
+        return run_start - removed_before[k] + (1 if index > run_start else 0)
+
+    line = _WHITESPACE_RUN.sub(" ", window)
+    return line, [(moved(span_start), moved(span_end)) for span_start, span_end in spans]
+
+
+def make_snippet(
+    text: str,
+    phrases: Sequence[Phrase],
+    *,
+    width: int = SNIPPET_CHARS,
+    pattern: re.Pattern[str] | None = None,
+) -> Snippet:
+    """A one-line excerpt of `text` of at most `width` characters (plus "…" at a cut end) around
+    the first match of `phrases`, with every match inside it as spans. The message's start,
+    without spans, when nothing matches in the searched part."""
+    if pattern is None:
+        pattern = match_pattern(phrases)
+    spans = find_spans(text, pattern)
+    start = 0
+    if spans and spans[0][0] > SNIPPET_CONTEXT_CHARS:
+        start = spans[0][0] - SNIPPET_CONTEXT_CHARS
+        space = text.rfind(" ", start - 12, start)
+        if space >= 0:
+            start = space + 1  # start on a word when one begins nearby
+    # Take more than `width` so that collapsing whitespace still leaves a full line.
+    window = text[start : start + 4 * width]
+    local = [
+        (s - start, min(e, start + len(window)) - start) for s, e in spans if start <= s < start + len(window)
+    ]
+    line, local = _one_line(window, local)
+    if start > 0 and line.startswith(" "):
+        line, local = line[1:], [(s - 1, e - 1) for s, e in local]
+    cut_end = len(line) > width or start + len(window) < len(text)
+    line = line[:width]
+    if cut_end:
+        line = line.rstrip()
+    kept = [(s, min(e, len(line))) for s, e in local if s < len(line) and min(e, len(line)) > s]
+    if start > 0:
+        line = ELLIPSIS + line
+        kept = [(s + 1, e + 1) for s, e in kept]
+    if cut_end:
+        line += ELLIPSIS
+    return Snippet(line, tuple(kept))
