@@ -287,6 +287,7 @@ CJK_CHARS = (
     "数据库迁移索引查询缓存服务器配置测试部署回滚事故预算延迟线程进程内存网络协议接口模块函数变量编译运行"
 )
 CJK_PUNCTUATION = "，。；：！？"
+SAMPLE_EVERY = 97
 BASE_TIME = 1_760_000_000_000
 YEAR_MS = 365 * 86_400_000
 
@@ -440,6 +441,10 @@ class CorpusStats:
     text_bytes: int = 0
     paths: list[Path] = field(default_factory=list)
     cwds: list[str] = field(default_factory=list)
+    # session id -> (cwd, last event time) for the search's folder and recency tie-breaks
+    sessions_facts: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    # every SAMPLE_EVERY-th direct prompt or answer, to build realistic queries from
+    samples: list[str] = field(default_factory=list)
 
 
 class _Log:
@@ -507,7 +512,7 @@ def write_session(
         header["cwd"] = cwd
     header["delegationDepth"] = 0
     log = _Log(created)
-    turns = 1 + int(rng.lognormvariate(math.log(4), 1.0))
+    turns = 1 + int(rng.lognormvariate(math.log(4.6), 1.0))
     compact_at = rng.randrange(3, turns) if turns > 8 and rng.random() < 0.15 else None
     for turn in range(1, turns + 1):
         log.time += rng.randrange(5_000, 900_000)
@@ -528,6 +533,8 @@ def write_session(
         prompt = maker.text(_user_length(rng), cjk)
         stats.text_bytes += len(prompt.encode())
         stats.projected_messages += 1
+        if stats.projected_messages % SAMPLE_EVERY == 0:
+            stats.samples.append(prompt)
         seq = log.add(
             "user/message",
             {
@@ -558,6 +565,8 @@ def write_session(
                 content.append({"type": "text", "text": answer})
                 stats.text_bytes += len(answer.encode())
                 stats.projected_messages += 1
+                if stats.projected_messages % SAMPLE_EVERY == 0:
+                    stats.samples.append(answer)
             call_id = f"call_{turn}_{step}"
             if not final:
                 arguments = json.dumps({"command": f"ls {rng.choice(TECH_WORDS)}"})
@@ -633,6 +642,7 @@ def write_session(
     stats.log_bytes += len(data)
     stats.sessions += 1
     stats.paths.append(path)
+    stats.sessions_facts[session_id] = (cwd, log.time)
 
 
 def build_corpus(root: Path, sessions: int, seed: int = 10) -> tuple[Vocabulary, CorpusStats]:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
@@ -25,6 +26,7 @@ from sessionref.textsearch.errors import (
     TEXT_SEARCH_UNAVAILABLE,
     TextSearchError,
 )
+from sessionref.textsearch.feed import ConversationRow
 from sessionref.textsearch.protocol import (
     ConversationResults,
     FactsProvider,
@@ -37,6 +39,8 @@ from sessionref.textsearch.protocol import (
 )
 from sessionref.textsearch.query import parse_query
 from sessionref.textsearch.schema import (
+    KIND_ASSISTANT,
+    KIND_CHECKPOINT,
     connect,
     ensure_fts5,
     is_damage,
@@ -45,9 +49,10 @@ from sessionref.textsearch.schema import (
     shard_table,
 )
 from sessionref.textsearch.search import Searcher
-from sessionref.textsearch.writer import BatchWriter, validate
+from sessionref.textsearch.writer import BatchWriter, loaded_text, validate
 
 log = logging.getLogger("sessionref.textsearch")
+T = TypeVar("T")
 
 # Messages per write transaction (and per progress report) during `update`.
 BATCH_ROWS = 20_000
@@ -132,6 +137,20 @@ class TextIndex:
 
     # -- reading -------------------------------------------------------------------------------
 
+    def _reading(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` on the read connection; a damaged file is reset and reported as unavailable."""
+        with self._read_lock:
+            self._check_open()
+            try:
+                return work(self._reader)
+            except sqlite3.Error as error:
+                if not is_damage(error):
+                    raise TextSearchError(
+                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be read: {error}"
+                    ) from error
+                damage = error
+        raise self._damaged(damage)
+
     def search(
         self,
         text: str,
@@ -144,7 +163,8 @@ class TextIndex:
     ) -> ConversationResults:
         """Sessions whose conversation matches `text`; see `ConversationSearch.search`.
 
-        `cancel.cancel()` from another thread interrupts the statement in flight.
+        `cancel.cancel()` from another thread stops the statement in flight: a progress handler
+        polls it every `PROGRESS_OPS` SQLite steps.
         """
         if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
             raise TextSearchError(
@@ -153,14 +173,12 @@ class TextIndex:
         plan = parse_query(text if isinstance(text, str) else "")
         if plan.status != "ok":
             return ConversationResults(status=plan.status, pending=plan.pending)
-        cancel = cancel if cancel is not None else SearchCancellation()
-        damage: sqlite3.Error | None = None
-        with self._read_lock:
-            self._check_open()
-            connection = self._reader
-            connection.set_progress_handler(lambda: 1 if cancel.cancelled else 0, PROGRESS_OPS)
+        switch = cancel if cancel is not None else SearchCancellation()
+
+        def work(connection: sqlite3.Connection) -> ConversationResults:
+            connection.set_progress_handler(lambda: 1 if switch.cancelled else 0, PROGRESS_OPS)
             try:
-                cancel.raise_if_cancelled()
+                switch.raise_if_cancelled()
                 connection.execute("BEGIN")
                 return self._searcher.search(
                     plan,
@@ -168,43 +186,58 @@ class TextIndex:
                     limit=limit,
                     exclude_session_id=exclude_session_id,
                     cwd=cwd,
-                    cancel=cancel,
+                    cancel=switch,
                 )
-            except sqlite3.Error as error:
-                if error.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT or cancel.cancelled:
+            except sqlite3.OperationalError as error:
+                if error.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT or switch.cancelled:
                     raise TextSearchError(
                         TEXT_SEARCH_CANCELLED, "the conversation search was cancelled"
                     ) from None
-                if not is_damage(error):
-                    raise TextSearchError(
-                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be read: {error}"
-                    ) from error
-                damage = error
+                raise
             finally:
                 connection.set_progress_handler(None, 0)
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
-        raise self._damaged(damage)
+
+        return self._reading(work)
 
     def indexed(self) -> Mapping[str, IndexedSession]:
         """What is indexed, by session id."""
-        with self._read_lock:
-            self._check_open()
-            try:
-                rows = self._reader.execute(
-                    "SELECT session_id, through_seq, source, messages FROM sessions"
-                ).fetchall()
-            except sqlite3.Error as error:
-                if not is_damage(error):
-                    raise TextSearchError(
-                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be read: {error}"
-                    ) from error
-                damage = error
-            else:
-                return {
-                    session_id: IndexedSession(seq, source, count) for session_id, seq, source, count in rows
-                }
-        raise self._damaged(damage)
+
+        def work(connection: sqlite3.Connection) -> Mapping[str, IndexedSession]:
+            rows = connection.execute("SELECT session_id, through_seq, source, messages FROM sessions")
+            return {session_id: IndexedSession(seq, source, count) for session_id, seq, source, count in rows}
+
+        return self._reading(work)
+
+    def session_rows(self, session_id: str) -> list[ConversationRow]:
+        """The rows indexed for a session, in seq order (empty when it is not indexed).
+
+        Seq order is the projection's order except after a compaction, whose checkpoint stands
+        where the messages it replaced stood.
+
+        For inspection and tests: the logs stay the source of truth for what a session says.
+        """
+
+        def work(connection: sqlite3.Connection) -> list[ConversationRow]:
+            found = connection.execute(
+                "SELECT m.seq, m.kind, t.text, m.time FROM sessions AS s "
+                "JOIN messages AS m ON m.session = s.key JOIN message_texts AS t ON t.id = m.id "
+                "WHERE s.session_id = ? ORDER BY m.seq",
+                (session_id,),
+            )
+            return [
+                ConversationRow(
+                    seq,
+                    "assistant" if kind == KIND_ASSISTANT else "user",
+                    loaded_text(text),
+                    kind == KIND_CHECKPOINT,
+                    time,
+                )
+                for seq, kind, text, time in found
+            ]
+
+        return self._reading(work)
 
     # -- writing -------------------------------------------------------------------------------
 

@@ -83,11 +83,18 @@ class _FoldTable(dict[int, str]):
 _FOLD = _FoldTable()
 
 
+# Kana voicing marks left combining by folding one character at a time (half-width `ｶﾞ`).
+_VOICING = re.compile("[\u3099\u309a]")
+
+
 def fold(text: str) -> str:
     """`text` case-folded, NFKC-normalised and without diacritical marks (ASCII: just lower-cased)."""
     if text.isascii():
         return text.lower()
-    return text.translate(_FOLD)
+    folded = text.translate(_FOLD)
+    if _VOICING.search(folded) is not None:
+        folded = unicodedata.normalize("NFC", folded)  # `カ` + voicing mark → `ガ`, as `ガ` folds
+    return folded
 
 
 def has_cjk(text: str) -> bool:
@@ -160,7 +167,11 @@ def fold_with_offsets(text: str) -> tuple[str, Callable[[int], int]]:
     character's expansion maps to that character.
     """
     folded = fold(text)
-    odd = "" if text.isascii() else text.translate(_ODD)
+    if text.isascii():
+        return folded, lambda index: index
+    if len(folded) != len(text.translate(_FOLD)):  # voicing marks were composed
+        return _fold_slowly(text)
+    odd = text.translate(_ODD)
     if not odd:
         return folded, lambda index: index
     special_chars = re.compile("[" + "".join(re.escape(char) for char in set(odd)) + "]")
@@ -203,3 +214,21 @@ def fold_with_offsets(text: str) -> tuple[str, Callable[[int], int]]:
         return start if expanded[segment] else start + index - folded_starts[segment]
 
     return result, to_original
+
+
+def _fold_slowly(text: str) -> tuple[str, Callable[[int], int]]:
+    """`fold_with_offsets` one character at a time, composing voicing marks (rare Japanese input)."""
+    pieces: list[str] = []
+    owners: list[int] = []
+    for index, char in enumerate(text):
+        folded = _FOLD[ord(char)]
+        if _VOICING.fullmatch(folded) and pieces:
+            composed = unicodedata.normalize("NFC", pieces[-1] + folded)
+            if len(composed) == 1:
+                pieces[-1] = composed
+                continue
+        for piece in folded:
+            pieces.append(piece)
+            owners.append(index)
+    total = len(text)
+    return "".join(pieces), lambda index: owners[index] if index < len(owners) else total

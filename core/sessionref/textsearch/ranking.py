@@ -9,6 +9,7 @@ decide. An unranked search (every word very common) puts all sessions in one ban
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -58,23 +59,31 @@ def rank_sessions(
     cwd: str | None,
     *,
     ranked: bool,
+    limit: int | None = None,
 ) -> list[RankedSession]:
-    """`(session_id, row_id, relevance)` per session, best first; sessions without facts are dropped."""
-    sessions = [
-        RankedSession(
-            session_id,
-            row_id,
-            relevance if ranked else 0.0,
-            cwd is not None and facts[session_id].cwd == cwd,
-            facts[session_id].last_activity,
-        )
-        for session_id, row_id, relevance in best
-        if session_id in facts
-    ]
-    top = max((session.relevance for session in sessions), default=0.0) if ranked else 0.0
+    """`(session_id, row_id, relevance)` per session, best first (the first `limit` of them).
 
-    def key(session: RankedSession) -> tuple[int, bool, int, int]:
-        band = relevance_band(session.relevance, top) if ranked else 0
-        return (band, not session.same_folder, -session.last_activity, -session.row_id)
+    Sessions without facts are dropped. Only the chosen sessions become objects: a search
+    ranks up to a thousand sessions per keystroke to show twenty.
+    """
+    entries: list[tuple[str, int, float, bool, int]] = []
+    for session_id, row_id, relevance in best:
+        fact = facts.get(session_id)
+        if fact is not None:
+            same = cwd is not None and fact.cwd == cwd
+            entries.append((session_id, row_id, relevance if ranked else 0.0, same, fact.last_activity))
+    top = max((entry[2] for entry in entries), default=0.0) if ranked else 0.0
+    step = math.log1p(RELEVANCE_BAND)
 
-    return sorted(sessions, key=key)
+    def key(entry: tuple[str, int, float, bool, int]) -> tuple[int, bool, int, int]:
+        relevance = entry[2]
+        if not ranked or relevance >= top:
+            band = 0
+        elif relevance <= 0:
+            band = 1 << 30
+        else:
+            band = int(math.log(top / relevance) / step)
+        return (band, not entry[3], -entry[4], -entry[1])
+
+    chosen = heapq.nsmallest(limit, entries, key=key) if limit is not None else sorted(entries, key=key)
+    return [RankedSession(*entry) for entry in chosen]

@@ -37,6 +37,8 @@ TOKENIZER = "unicode61 remove_diacritics 2"
 # larger means fewer, larger segments and about half the indexing CPU of a first build.
 FTS_HASH_BYTES = 64 * 1024 * 1024
 BUSY_TIMEOUT_MS = 5000
+# Run on a throw-away in-memory database to learn whether this SQLite has FTS5.
+FTS5_PROBE = f"CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='{TOKENIZER}')"
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -80,7 +82,7 @@ def ensure_fts5() -> None:
     except sqlite3.Error as error:  # pragma: no cover - sqlite3 itself unusable
         raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"SQLite cannot be used: {error}") from error
     try:
-        probe.execute(f"CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='{TOKENIZER}')")
+        probe.execute(FTS5_PROBE)
     except sqlite3.Error as error:
         raise TextSearchError(
             TEXT_SEARCH_UNAVAILABLE,

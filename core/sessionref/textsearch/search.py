@@ -167,7 +167,8 @@ class Searcher:
             known,
             cwd,
             ranked=ranked,
-        )[:limit]
+            limit=limit,
+        )
         matches = self._matches(order, plan.phrases, cancel)
         return ConversationResults(tuple(matches), "ok", ranked, complete, plan.pending)
 

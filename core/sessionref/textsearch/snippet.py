@@ -25,10 +25,14 @@ SNIPPET_CONTEXT_CHARS = 40
 # How much of a message is searched for the match; a match further in shows the message's start.
 SNIPPET_SCAN_CHARS = 200_000
 ELLIPSIS = "…"
+# Messages are folded and searched for their first match in chunks of this many characters.
+_SCAN_CHUNK = 4096
+_SCAN_OVERLAP = 512
 
 _WORD_CHAR = f"[^\\W_{CJK_CLASS}]"
 _CJK_UNIT = re.compile(f"[{CJK_CLASS}]+")
-_WHITESPACE_RUN = re.compile(r"\s+")
+# Whitespace that changes when collapsed to one space: a run of two or more, or a lone non-space.
+_WHITESPACE_RUN = re.compile(r"\s{2,}|[^\S ]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,18 +69,38 @@ def match_pattern(phrases: Sequence[Phrase]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{pattern})" for pattern in ordered))
 
 
-def find_spans(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
-    """`[start, end)` spans of `pattern` in the first `SNIPPET_SCAN_CHARS` characters of `text`."""
-    if pattern is None or not text:
-        return []
-    region = text[:SNIPPET_SCAN_CHARS]
-    folded, to_original = fold_with_offsets(region)
+def _folded_spans(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Non-overlapping `[start, end)` spans (in `text`) of `pattern` in the folded `text`."""
+    folded, to_original = fold_with_offsets(text)
     spans: list[tuple[int, int]] = []
     for match in pattern.finditer(folded):
         start, end = to_original(match.start()), to_original(match.end())
         if end > start and (not spans or start >= spans[-1][1]):
             spans.append((start, end))
     return spans
+
+
+def first_match(text: str, pattern: re.Pattern[str] | None) -> tuple[int, int] | None:
+    """The first `[start, end)` span of `pattern` within the first `SNIPPET_SCAN_CHARS` of `text`.
+
+    The text is folded and searched a chunk at a time, so a match near the start of a long
+    message costs only its first chunk.
+    """
+    if pattern is None or not text:
+        return None
+    limit = min(len(text), SNIPPET_SCAN_CHARS)
+    for offset in range(0, limit, _SCAN_CHUNK):
+        # One character of left context, so a chunk cut inside a word is not a word start;
+        # the chunk runs past its end so that a match crossing it is found whole.
+        begin = max(0, offset - 1)
+        chunk = text[begin : min(limit, offset + _SCAN_CHUNK + _SCAN_OVERLAP)]
+        folded, to_original = fold_with_offsets(chunk)
+        for match in pattern.finditer(folded):
+            start = begin + to_original(match.start())
+            end = begin + to_original(match.end())
+            if start >= offset and end > start:
+                return start, end
+    return None
 
 
 def _one_line(window: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
@@ -116,18 +140,16 @@ def make_snippet(
     without spans, when nothing matches in the searched part."""
     if pattern is None:
         pattern = match_pattern(phrases)
-    spans = find_spans(text, pattern)
+    first = first_match(text, pattern)
     start = 0
-    if spans and spans[0][0] > SNIPPET_CONTEXT_CHARS:
-        start = spans[0][0] - SNIPPET_CONTEXT_CHARS
+    if first is not None and first[0] > SNIPPET_CONTEXT_CHARS:
+        start = first[0] - SNIPPET_CONTEXT_CHARS
         space = text.rfind(" ", start - 12, start)
         if space >= 0:
             start = space + 1  # start on a word when one begins nearby
     # Take more than `width` so that collapsing whitespace still leaves a full line.
     window = text[start : start + 4 * width]
-    local = [
-        (s - start, min(e, start + len(window)) - start) for s, e in spans if start <= s < start + len(window)
-    ]
+    local = _folded_spans(window, pattern) if first is not None and pattern is not None else []
     line, local = _one_line(window, local)
     if start > 0 and line.startswith(" "):
         line, local = line[1:], [(s - 1, e - 1) for s, e in local]

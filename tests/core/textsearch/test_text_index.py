@@ -1,0 +1,286 @@
+"""The SQLite conversation index: content, incremental updates, damage, FTS5 availability, cancellation."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sessionref.store.fold import fold_surface
+from sessionref.textsearch import (
+    ConversationRow,
+    SearchCancellation,
+    SessionFacts,
+    SessionRemoved,
+    SessionRows,
+    TextIndex,
+    TextSearchError,
+    conversation_rows,
+    schema,
+)
+from sessionref.textsearch import index as index_module
+from textsearch_logs import ACTION, HEADER, LOGS, LogBuilder, build_log
+
+
+def facts(ids):
+    return {session_id: SessionFacts("/work", 0) for session_id in ids}
+
+
+def rows(*texts: str, start: int = 0) -> list[ConversationRow]:
+    return [
+        ConversationRow(start + n, "user" if n % 2 == 0 else "assistant", text, False, 100 + start + n)
+        for n, text in enumerate(texts)
+    ]
+
+
+def found(index: TextIndex, text: str, **options) -> list[tuple[str, int]]:
+    return [(match.session_id, match.seq) for match in index.search(text, facts=facts, **options).matches]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[TextIndex]:
+    opened = TextIndex(tmp_path / schema.TEXT_INDEX_FILE_NAME)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def small_shards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four rows per shard, so that every test crosses shards."""
+    monkeypatch.setattr(schema, "SHARD_BITS", 2)
+
+
+def projection(log: LogBuilder) -> tuple[list[ConversationRow], int | None]:
+    surface = fold_surface(HEADER, log.unpacked())
+    return conversation_rows(surface), surface["capturedThroughSeq"]
+
+
+def by_seq(rows: list[ConversationRow]) -> list[ConversationRow]:
+    """Rows in seq order: the index's order (a checkpoint sits where what it replaced was)."""
+    return sorted(rows, key=lambda row: row.seq)
+
+
+@settings(max_examples=60, deadline=None)
+@given(LOGS)
+def test_indexed_content_is_the_projection(log: LogBuilder) -> None:
+    expected, through = projection(log)
+    with tempfile.TemporaryDirectory() as folder:
+        index = TextIndex(Path(folder) / "t.sqlite")
+        index.update([SessionRows("s", expected, through, "src")])
+        assert index.session_rows("s") == by_seq(expected)
+        assert index.indexed()["s"] == (through, "src", len(expected))
+        index.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ACTION, max_size=16), st.lists(st.integers(0, 16), max_size=4), st.booleans())
+def test_incremental_updates_equal_a_rebuild(actions: list, cuts: list[int], as_tail: bool) -> None:
+    """Feeding a log as it grows (appends, compactions) leaves what feeding it once leaves."""
+    schema_bits = schema.SHARD_BITS
+    schema.SHARD_BITS = 2
+    try:
+        final, through = projection(build_log(actions))
+        with tempfile.TemporaryDirectory() as folder:
+            grown = TextIndex(Path(folder) / "grown.sqlite")
+            fresh = TextIndex(Path(folder) / "fresh.sqlite")
+            fed: list[ConversationRow] = []
+            for cut in sorted(cuts):
+                step, step_through = projection(build_log(actions[:cut]))
+                appended = as_tail and step[: len(fed)] == fed
+                change_rows = step[len(fed) :] if appended else step
+                grown.update([SessionRows("s", change_rows, step_through, appended=appended)])
+                fed = step
+            grown.update([SessionRows("s", final, through)])
+            fresh.update([SessionRows("s", final, through)])
+            assert grown.session_rows("s") == fresh.session_rows("s") == by_seq(final)
+            for query in ("migration", "pg_dump", "数据库", "zurich", "café", "budget the"):
+                assert found(grown, query) == found(fresh, query)
+            grown.close()
+            fresh.close()
+    finally:
+        schema.SHARD_BITS = schema_bits
+
+
+def test_appended_rows_at_or_below_the_indexed_seqs_are_ignored(index: TextIndex) -> None:
+    index.update([SessionRows("s", rows("alpha one", "beta two"), 1)])
+    index.update(
+        [SessionRows("s", [*rows("ignored", start=1), *rows("gamma three", start=2)], 2, appended=True)]
+    )
+    assert [row.text for row in index.session_rows("s")] == ["alpha one", "beta two", "gamma three"]
+
+
+def test_a_compaction_replaces_what_it_summarises(index: TextIndex, small_shards: None) -> None:
+    index.update([SessionRows("s", rows("the pg_dump flag", "use --no-owner", "more", "talk", "here"), 4)])
+    checkpoint = ConversationRow(9, "user", "summary: we chose a retry budget", True, 900)
+    report = index.update([SessionRows("s", [checkpoint], 9)])
+    assert (report.inserted, report.deleted) == (1, 5)
+    assert index.session_rows("s") == [checkpoint]
+    assert found(index, "pg_dump") == []
+    match = index.search("retry budget", facts=facts).matches[0]
+    assert (match.session_id, match.seq, match.checkpoint, match.role) == ("s", 9, True, "user")
+
+
+def test_a_removed_session_is_forgotten(index: TextIndex, small_shards: None) -> None:
+    index.update(
+        [
+            SessionRows("a", rows("shared words here", "and more"), 1),
+            SessionRows("b", rows("shared words"), 0),
+        ]
+    )
+    index.update([SessionRemoved("a")])
+    assert set(index.indexed()) == {"b"}
+    assert found(index, "shared") == [("b", 0)]
+
+
+def test_changes_of_one_session_in_one_batch_apply_in_order(index: TextIndex) -> None:
+    index.update(
+        [
+            SessionRows("s", rows("first"), 0),
+            SessionRows("s", rows("second", start=1), 1, appended=True),
+            SessionRemoved("t"),
+            SessionRows("t", rows("only this"), 0, appended=True),
+        ]
+    )
+    assert [row.text for row in index.session_rows("s")] == ["first", "second"]
+    assert [row.text for row in index.session_rows("t")] == ["only this"]
+
+
+def test_bad_rows_are_refused_with_a_code(index: TextIndex) -> None:
+    with pytest.raises(TextSearchError) as raised:
+        index.update([SessionRows("s", [*rows("a"), *rows("b")])])  # seq 0 twice
+    assert raised.value.code == "TEXT_SEARCH_INVALID_ARGUMENT"
+    with pytest.raises(TextSearchError):
+        index.update([SessionRows("", rows("a"))])
+    assert index.indexed() == {}
+
+
+def test_an_interrupted_first_build_keeps_what_it_committed_and_resumes(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "BATCH_SESSIONS", 3)
+    changes = [SessionRows(f"s{n}", rows(f"message number {n}"), 0) for n in range(10)]
+    seen: list[int] = []
+
+    def stop_after_first_batch(done: int, total: int | None) -> None:
+        seen.append(done)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        index.update(iter(changes), progress=stop_after_first_batch, total=10)
+    committed = set(index.indexed())
+    assert seen == [3] and {"s0", "s1", "s2"} <= committed and len(committed) < 10
+    rest = [change for change in changes if change.session_id not in committed]
+    index.update(rest)
+    assert set(index.indexed()) == {f"s{n}" for n in range(10)}
+    assert found(index, "message number 7 ") == [("s7", 0)]
+
+
+def test_a_missing_file_is_created_and_a_garbage_file_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "text.sqlite"
+    created = TextIndex(path)
+    assert created.rebuilt and created.indexed() == {}
+    created.update([SessionRows("s", rows("kept"), 0)])
+    created.close()
+    reopened = TextIndex(path)
+    assert not reopened.rebuilt and set(reopened.indexed()) == {"s"}
+    reopened.close()
+    path.write_bytes(b"this is not a database" * 100)
+    rebuilt = TextIndex(path)
+    assert rebuilt.rebuilt and rebuilt.indexed() == {}
+    rebuilt.close()
+
+
+def test_damage_found_while_searching_resets_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "text.sqlite"
+    index = TextIndex(path)
+    index.update([SessionRows(f"s{n}", rows(f"some searchable words {n}" * 50), 0) for n in range(200)])
+    index.close()
+    data = bytearray(path.read_bytes())
+    data[8192:] = b"\xff" * (len(data) - 8192)  # every page after the second is garbage
+    path.write_bytes(bytes(data))
+    damaged = TextIndex(path, verify=False)  # the header and meta still read fine
+    with pytest.raises(TextSearchError) as raised:
+        damaged.search("searchable", facts=facts)
+    assert raised.value.code == "TEXT_SEARCH_UNAVAILABLE"
+    assert damaged.resets == 1 and damaged.rebuilt and damaged.indexed() == {}
+    damaged.update([SessionRows("s", rows("fresh start"), 0)])
+    assert found(damaged, "fresh") == [("s", 0)]
+    damaged.close()
+
+
+def test_quick_check_on_open_finds_damage(tmp_path: Path) -> None:
+    path = tmp_path / "text.sqlite"
+    index = TextIndex(path)
+    index.update([SessionRows(f"s{n}", rows(f"some searchable words {n}" * 50), 0) for n in range(200)])
+    index.close()
+    data = bytearray(path.read_bytes())
+    data[8192:] = b"\xff" * (len(data) - 8192)
+    path.write_bytes(bytes(data))
+    reopened = TextIndex(path)
+    assert reopened.rebuilt and reopened.indexed() == {}
+    reopened.close()
+
+
+def test_a_sqlite_without_fts5_gives_a_coded_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schema, "FTS5_PROBE", "CREATE VIRTUAL TABLE probe USING no_such_fts_module(body)")
+    with pytest.raises(TextSearchError) as raised:
+        TextIndex(tmp_path / "text.sqlite")
+    assert raised.value.code == "TEXT_SEARCH_UNAVAILABLE"
+    assert "FTS5" in raised.value.message
+    assert not (tmp_path / "text.sqlite").exists()
+
+
+class CancelAfterReads(SearchCancellation):
+    """Reports "cancelled" from the n-th time it is asked on: mid-statement, through the progress handler."""
+
+    def __init__(self, reads: int) -> None:
+        super().__init__()
+        self.reads = reads
+
+    @property
+    def cancelled(self) -> bool:
+        self.reads -= 1
+        return self.reads < 0
+
+
+def test_a_search_is_cancelled_mid_statement_and_the_index_stays_usable(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "PROGRESS_OPS", 1)
+    index.update([SessionRows(f"s{n}", rows("a common word " * 20), 0) for n in range(300)])
+    with pytest.raises(TextSearchError) as raised:
+        index.search("common word", facts=facts, cancel=CancelAfterReads(5))
+    assert raised.value.code == "TEXT_SEARCH_CANCELLED"
+    cancelled = SearchCancellation()
+    cancelled.cancel()
+    with pytest.raises(TextSearchError):
+        index.search("common", facts=facts, cancel=cancelled)
+    assert len(index.search("common word", facts=facts).matches) == 20
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1.5, True, "3", 10_000])
+def test_a_bad_limit_is_refused(index: TextIndex, limit: object) -> None:
+    with pytest.raises(TextSearchError) as raised:
+        index.search("word", facts=facts, limit=limit)  # type: ignore[arg-type]
+    assert raised.value.code == "TEXT_SEARCH_INVALID_ARGUMENT"
+
+
+def test_closed_index_refuses_work(tmp_path: Path) -> None:
+    index = TextIndex(tmp_path / "t.sqlite")
+    index.close()
+    index.close()
+    with pytest.raises(TextSearchError) as raised:
+        index.search("word", facts=facts)
+    assert raised.value.code == "TEXT_SEARCH_CLOSED"
+
+
+def test_text_with_lone_surrogates_round_trips(index: TextIndex) -> None:
+    stored = rows("broken \ud800 surrogate text")
+    index.update([SessionRows("s", stored, 0)])
+    assert index.session_rows("s") == stored
+    assert index.search("surrogate", facts=facts).matches[0].snippet.text == "broken \ud800 surrogate text"

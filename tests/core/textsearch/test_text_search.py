@@ -1,0 +1,201 @@
+"""Searching: what matches (as a person expects) and in which order sessions come back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sessionref.textsearch import ConversationRow, SessionFacts, SessionRows, TextIndex
+from sessionref.textsearch import search as search_module
+from sessionref.textsearch.ranking import RELEVANCE_BAND, best_per_session, rank_sessions
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[TextIndex]:
+    opened = TextIndex(tmp_path / "text.sqlite")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def feed(index: TextIndex, sessions: dict[str, list[str]]) -> None:
+    index.update(
+        SessionRows(
+            session_id,
+            [
+                ConversationRow(seq, "user" if seq % 2 == 0 else "assistant", text, False, seq)
+                for seq, text in enumerate(texts)
+            ],
+            len(texts) - 1,
+        )
+        for session_id, texts in sessions.items()
+    )
+
+
+def everywhere(ids):
+    return {session_id: SessionFacts("/elsewhere", 0) for session_id in ids}
+
+
+def ids(index: TextIndex, text: str, facts=everywhere, **options) -> list[str]:
+    return [match.session_id for match in index.search(text, facts=facts, **options).matches]
+
+
+@pytest.fixture
+def corpus(index: TextIndex) -> TextIndex:
+    feed(
+        index,
+        {
+            "dump": ["we found the pg_dump flag: --no-owner", "great"],
+            "retry": ["the retry budget was decided", "three attempts, then give up"],
+            "zurich": ["Meeting in Zürich at the CAFÉ"],
+            "cjk": ["数据库迁移很慢，需要用pg_dump导出"],
+            "syntax": ['use NEAR(a b) AND "quotes" OR NOT -xyz ^caret col:z'],
+            "migration": ["the migration plan", "migrating tables"],
+        },
+    )
+    return index
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("budget retry", ["retry"]),  # words in any order
+        ("migr", ["migration"]),  # the word being typed is a prefix
+        ("migr ", []),  # a finished word matches whole
+        ('"retry budget"', ["retry"]),
+        ('"budget retry"', []),  # a quoted phrase keeps its order
+        ("ZURICH cafe", ["zurich"]),  # case and diacritics do not matter
+        ("zürich", ["zurich"]),
+        ("数据", ["cjk"]),  # two CJK characters are a word
+        ("迁移", ["cjk"]),
+        ("数据库迁移", ["cjk"]),
+        ("据库迁", ["cjk"]),
+        ("pg_dump", ["cjk", "dump"]),
+        ("pg-dump", ["cjk", "dump"]),
+        ("NEAR(a", ["syntax"]),
+        ('"quotes" OR', ["syntax"]),
+        ("col:z", ["syntax"]),
+        ("-xyz ^car", ["syntax"]),
+        ("nosuchword", []),
+    ],
+)
+def test_matching(corpus: TextIndex, text: str, expected: list[str]) -> None:
+    assert sorted(ids(corpus, text)) == sorted(expected)
+
+
+def test_short_input_does_not_search(corpus: TextIndex) -> None:
+    for text in ("m", "mi", "数", ""):
+        result = corpus.search(text, facts=everywhere)
+        assert result.matches == () and result.status in ("too_short", "empty")
+    result = corpus.search("retry b", facts=everywhere)
+    assert result.pending == "b" and ids(corpus, "retry b") == ["retry"]
+
+
+def test_one_row_per_session_with_its_best_message(index: TextIndex) -> None:
+    feed(
+        index,
+        {"s": ["flag " + "padding words " * 40, "flag flag flag", "no match"], "t": ["a flag here " * 3]},
+    )
+    result = index.search("flag", facts=everywhere)
+    assert sorted(match.session_id for match in result.matches) == ["s", "t"]
+    best = next(match for match in result.matches if match.session_id == "s")
+    assert best.seq == 1 and best.role == "assistant" and best.snippet.text == "flag flag flag"
+    start, end = best.snippet.spans[0]
+    assert best.snippet.text[start:end] == "flag"
+
+
+def test_the_current_session_and_unknown_sessions_are_left_out(corpus: TextIndex) -> None:
+    assert ids(corpus, "pg_dump", exclude_session_id="dump") == ["cjk"]
+
+    def only_dump(session_ids):
+        return {session_id: SessionFacts(None, 0) for session_id in session_ids if session_id == "dump"}
+
+    assert ids(corpus, "pg_dump", facts=only_dump) == ["dump"]
+
+
+def test_relevance_then_folder_then_recency(index: TextIndex) -> None:
+    feed(
+        index,
+        {
+            "strong": ["flag flag flag flag"],
+            "old-here": ["the flag " + "x " * 30],
+            "new-here": ["the flag " + "y " * 30],
+            "new-elsewhere": ["the flag " + "z " * 30],
+            "newest-elsewhere": ["the flag " + "w " * 30],
+        },
+    )
+    folders = {
+        "strong": SessionFacts("/elsewhere", 1),
+        "old-here": SessionFacts("/here", 10),
+        "new-here": SessionFacts("/here", 20),
+        "new-elsewhere": SessionFacts("/elsewhere", 30),
+        "newest-elsewhere": SessionFacts("/elsewhere", 40),
+    }
+    result = index.search("flag", facts=lambda wanted: {key: folders[key] for key in wanted}, cwd="/here")
+    assert [match.session_id for match in result.matches] == [
+        "strong",  # clearly more relevant: first whatever its folder and age
+        "new-here",  # equally relevant: this folder first, newest first
+        "old-here",
+        "newest-elsewhere",
+        "new-elsewhere",
+    ]
+    assert result.ranked and result.complete
+    assert [match.same_folder for match in result.matches] == [False, True, True, False, False]
+    assert result.matches[0].score > result.matches[1].score * (1 + RELEVANCE_BAND)
+
+
+def test_without_ranking_folder_then_recency(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
+    feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
+    folders = {"a": SessionFacts(None, 5), "b": SessionFacts("/here", 1), "c": SessionFacts(None, 9)}
+    result = index.search("flag", facts=lambda wanted: {key: folders[key] for key in wanted}, cwd="/here")
+    assert not result.ranked
+    assert [match.session_id for match in result.matches] == ["b", "c", "a"]
+    assert {match.score for match in result.matches} == {0.0}
+
+
+def test_very_common_words_are_not_required_next_to_rarer_ones(index: TextIndex) -> None:
+    sessions = {f"s{n}": [f"the usual chatter number {n}"] for n in range(20)}
+    sessions["zebra"] = ["a zebra crossing without that article"]
+    feed(index, sessions)
+    assert ids(index, "the zebra") == ["zebra"]  # "the" is in 95% of messages
+    assert ids(index, '"the" zebra') == []  # quoted: required
+    assert len(ids(index, "the usual")) == 20
+
+
+def test_a_keystroke_after_an_empty_result_still_sees_new_messages(index: TextIndex) -> None:
+    feed(index, {"a": ["nothing relevant"]})
+    assert ids(index, "zzqx") == []
+    feed(index, {"b": ["zzqxy appears now"]})
+    assert ids(index, "zzqxy") == ["b"]
+
+
+def test_more_matches_than_examined_is_not_complete(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "CANDIDATE_ROWS", 5)
+    feed(index, {f"s{n}": ["common word"] for n in range(12)})
+    result = index.search("common", facts=everywhere, limit=50)
+    assert not result.complete and len(result.matches) == 5
+    assert [match.session_id for match in result.matches] == [
+        f"s{n}" for n in (11, 10, 9, 8, 7)
+    ]  # the newest
+
+
+def test_limit(corpus: TextIndex) -> None:
+    assert len(corpus.search("the", facts=everywhere, limit=2).matches) == 2
+
+
+def test_pure_ranking_helpers() -> None:
+    assert best_per_session([(1, 7, 0.5), (2, 7, 0.9), (3, 8, 0.0), (4, 8, 0.0)]) == {
+        7: (2, 0.9),
+        8: (4, 0.0),
+    }
+    facts = {"a": SessionFacts("/x", 1), "b": SessionFacts("/y", 2)}
+    ranked = rank_sessions([("a", 1, 1.0), ("b", 2, 1.0), ("c", 3, 9.0)], facts, "/x", ranked=True)
+    assert [session.session_id for session in ranked] == ["a", "b"]  # c has no facts
+    assert (
+        rank_sessions([("a", 1, 1.0), ("b", 2, 1.0)], facts, None, ranked=True, limit=1)[0].session_id == "b"
+    )
