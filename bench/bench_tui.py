@@ -203,9 +203,7 @@ class FullCollections:
         gc.callbacks.remove(self._callback)
 
 
-async def measure_keystrokes(
-    app: SessionrefApp, rounds: int, *, key_interval: float = 0.0
-) -> KeystrokeTimes:
+async def measure_keystrokes(app: SessionrefApp, rounds: int, *, key_interval: float = 0.0) -> KeystrokeTimes:
     """Type every query `rounds` times, one character at a time, with the real debounce.
 
     A key is sent once the previous key's results are on screen and at least

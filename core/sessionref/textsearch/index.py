@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -39,17 +40,20 @@ from sessionref.textsearch.protocol import (
 )
 from sessionref.textsearch.query import parse_query
 from sessionref.textsearch.schema import (
+    FTS_AUTOMERGE,
     KIND_ASSISTANT,
     KIND_CHECKPOINT,
     connect,
     ensure_fts5,
     is_damage,
+    list_shards,
     open_index_file,
     remove_files,
+    shard_of,
     shard_table,
 )
 from sessionref.textsearch.search import Searcher
-from sessionref.textsearch.writer import BatchWriter, loaded_text, validate
+from sessionref.textsearch.writer import BatchWriter, PreparedChange, loaded_text, prepare
 
 log = logging.getLogger("sessionref.textsearch")
 T = TypeVar("T")
@@ -64,12 +68,19 @@ MAX_LIMIT = 500
 PROGRESS_OPS = 1000
 
 
-def _batches(changes: Iterable[SessionChange]) -> Iterator[list[SessionChange]]:
-    batch: list[SessionChange] = []
+@dataclass
+class _Bulk:
+    """Shards a bulk update wrote to, and those already merged."""
+
+    written: set[int] = field(default_factory=set)
+    optimized: set[int] = field(default_factory=set)
+
+
+def _batches(changes: Iterable[SessionChange]) -> Iterator[list[PreparedChange]]:
+    batch: list[PreparedChange] = []
     rows = 0
     for change in changes:
-        validate(change)
-        batch.append(change)
+        batch.append(prepare(change))
         rows += len(change.rows) if isinstance(change, SessionRows) else 1
         if rows >= BATCH_ROWS or len(batch) >= BATCH_SESSIONS:
             yield batch
@@ -241,14 +252,24 @@ class TextIndex:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def _write_batch(self, batch: list[SessionChange]) -> UpdateReport:
+    def _write_batch(self, batch: list[PreparedChange], bulk: _Bulk | None) -> UpdateReport:
         with self._write_lock:
             self._check_open()
             connection = self._writer
             try:
                 connection.execute("BEGIN IMMEDIATE")
-                counts = BatchWriter(connection).apply(batch)
+                writer = BatchWriter(connection, automerge=0 if bulk else FTS_AUTOMERGE)
+                counts = writer.apply(batch)
                 connection.execute("COMMIT")
+                if bulk is not None:
+                    # A shard below the one new rows go to is full: merge it now, while the
+                    # caller keeps reading logs, rather than all shards at the end.
+                    bulk.written |= writer.written_shards
+                    head = shard_of(writer.next_id)
+                    for shard in sorted(bulk.written - bulk.optimized):
+                        if shard < head:
+                            self._finish_shard(shard)
+                            bulk.optimized.add(shard)
             except sqlite3.Error as error:
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
@@ -266,7 +287,12 @@ class TextIndex:
         raise self._damaged(damage)
 
     def update(
-        self, changes: Iterable[SessionChange], *, progress: Progress | None = None, total: int | None = None
+        self,
+        changes: Iterable[SessionChange],
+        *,
+        progress: Progress | None = None,
+        total: int | None = None,
+        bulk: bool = False,
     ) -> UpdateReport:
         """Apply `changes` in batches, each in one transaction; returns what was done.
 
@@ -274,9 +300,14 @@ class TextIndex:
         generator reading logs overlaps with SQLite indexing). `progress(done, total)` is called
         after each committed batch with the number of changes applied so far. If `changes` or
         `progress` raises, the batch being written is still committed, then the error propagates.
+
+        `bulk=True` is for a first build (or a rebuild): FTS5 does not merge segments while it
+        writes, and every shard written is optimized once at the end (about 13% less CPU than
+        merging as it goes, and the index ends in one segment per shard).
         """
         sessions = inserted = deleted = 0
         pending: Future[UpdateReport] | None = None
+        state = _Bulk() if bulk else None
 
         def settle() -> None:
             nonlocal sessions, inserted, deleted, pending
@@ -289,30 +320,57 @@ class TextIndex:
             if progress is not None:
                 progress(sessions, total)
 
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-index") as pool:
-            try:
-                for batch in _batches(changes):
+        if bulk:
+            self._set_automerge(0)
+        finished = False
+        try:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-index") as pool:
+                try:
+                    for batch in _batches(changes):
+                        settle()
+                        pending = pool.submit(self._write_batch, batch, state)
                     settle()
-                    pending = pool.submit(self._write_batch, batch)
-                settle()
-            finally:
-                if pending is not None:  # an error while gathering: the written batch still counts
-                    pending.result()
+                finally:
+                    if pending is not None:  # an error while gathering: the written batch still counts
+                        pending.result()
+            finished = True
+        finally:
+            if state is not None:
+                with self._write_lock:
+                    self._check_open()
+                    for shard in self._shards():
+                        if finished and shard in state.written and shard not in state.optimized:
+                            self._finish_shard(shard)
+                        else:
+                            self._set_shard_automerge(shard, FTS_AUTOMERGE)
         return UpdateReport(sessions, inserted, deleted)
 
-    def optimize(self) -> None:
-        """Merge every shard's segments into one (FTS5 `optimize`); worth it after a first build."""
+    def _shards(self) -> list[int]:
+        return list_shards(self._writer)
+
+    def _set_automerge(self, level: int) -> None:
         with self._write_lock:
             self._check_open()
-            shards = [
-                name
-                for (name,) in self._writer.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_[0-9]*' "
-                    "AND name NOT GLOB 'words_*_*'"
-                )
-            ]
-            for table in shards:
+            for shard in self._shards():
+                self._set_shard_automerge(shard, level)
+
+    def _set_shard_automerge(self, shard: int, level: int) -> None:
+        table = shard_table(shard)
+        self._writer.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', {level})")
+
+    def _finish_shard(self, shard: int) -> None:
+        """Merge a shard written in bulk into one segment and let it merge as it goes again."""
+        table = shard_table(shard)
+        self._writer.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        self._set_shard_automerge(shard, FTS_AUTOMERGE)
+
+    def optimize(self) -> None:
+        """Merge every shard's segments into one (FTS5 `optimize`)."""
+        with self._write_lock:
+            self._check_open()
+            for shard in self._shards():
+                table = shard_table(shard)
                 self._writer.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
 
-__all__ = ["BATCH_ROWS", "MAX_LIMIT", "TextIndex", "shard_table"]
+__all__ = ["BATCH_ROWS", "MAX_LIMIT", "TextIndex"]

@@ -83,18 +83,166 @@ class _FoldTable(dict[int, str]):
 _FOLD = _FoldTable()
 
 
-# Kana voicing marks left combining by folding one character at a time (half-width `ｶﾞ`).
+class _OddTable(dict[int, str]):
+    """`str.translate` table keeping only characters whose fold is not exactly one character."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        odd = char if len(_FOLD[code]) != 1 else ""
+        self[code] = odd
+        return odd
+
+
+_ODD = _OddTable()
 _VOICING = re.compile("[\u3099\u309a]")
+_VOICED_PAIR = re.compile("[^\x00-\x7f][\u3099\u309a]")
+_RUNS = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
+# Below this share of non-ASCII characters, text is folded run by run (ASCII runs at C speed,
+# the short accented runs from a cache); above it, in one `translate` over the whole text.
+_DENSE_SHARE = 1 / 32
+# Short non-ASCII runs repeat (`é`, `ü`, `–`, `’`): their folds are kept (bounded, cleared when full).
+_RUN_CACHE: dict[str, tuple[str, str]] = {}
+_RUN_CACHE_SIZE = 4096
+_RUN_CACHE_LENGTH = 16
+
+
+def _compose_voicing(folded: str) -> str:
+    """A kana folded one character at a time plus a combining voicing mark → the voiced kana.
+
+    `ｶﾞ` folds to `カ` + U+3099; composing gives `ガ`, as `ガ` itself folds.
+    """
+    if _VOICING.search(folded) is None:
+        return folded
+
+    def compose(match: re.Match[str]) -> str:
+        composed = unicodedata.normalize("NFC", match.group())
+        return composed if len(composed) == 1 else match.group()
+
+    return _VOICED_PAIR.sub(compose, folded)
+
+
+def _fold_chars(text: str) -> str:
+    return _compose_voicing(text.translate(_FOLD))
+
+
+def _run(run: str) -> tuple[str, str]:
+    """(folded run, its characters whose fold is not one character) for a non-ASCII run."""
+    cached = _RUN_CACHE.get(run)
+    if cached is None:
+        cached = (_fold_chars(run), run.translate(_ODD))
+        if len(run) <= _RUN_CACHE_LENGTH:
+            if len(_RUN_CACHE) >= _RUN_CACHE_SIZE:
+                _RUN_CACHE.clear()
+            _RUN_CACHE[run] = cached
+    return cached
+
+
+# Characters known to fold to themselves (kana, CJK ideographs, Hangul syllables; checked by a
+# test): a dense text's characters outside them are the only ones that may fold to another length.
+IDENTITY_RANGES = (
+    (0x3041, 0x3098),
+    (0x309D, 0x309E),
+    (0x30A0, 0x30FE),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3),
+)
+_MAYBE_ODD = re.compile(f"[^\\x00-\\x7f{_class(IDENTITY_RANGES)}]")
+
+
+def _odd_characters(text: str) -> str:
+    """The characters of `text` whose fold is not exactly one character."""
+    if not _dense(text):
+        return "".join(_run(run)[1] for run in _RUNS.findall(text) if run[0] >= "\x80")
+    return "".join(char for char in set(_MAYBE_ODD.findall(text)) if len(_FOLD[ord(char)]) != 1)
+
+
+def _dense(text: str) -> bool:
+    return len(text) - len(text.encode("ascii", "ignore")) > _DENSE_SHARE * len(text)
 
 
 def fold(text: str) -> str:
-    """`text` case-folded, NFKC-normalised and without diacritical marks (ASCII: just lower-cased)."""
+    """`text` case-folded, NFKC-normalised and without diacritical marks (ASCII: just lower-cased).
+
+    Characters are folded one at a time (through a table filled lazily, one `fold_char` per
+    distinct character and process), then kana voicing marks are composed.
+    """
     if text.isascii():
         return text.lower()
-    folded = text.translate(_FOLD)
-    if _VOICING.search(folded) is not None:
-        folded = unicodedata.normalize("NFC", folded)  # `カ` + voicing mark → `ガ`, as `ガ` folds
-    return folded
+    if _dense(text):
+        return _fold_chars(text)
+    return "".join(run.lower() if run[0] < "\x80" else _run(run)[0] for run in _RUNS.findall(text))
+
+
+def _fold_by_character(run: str) -> list[tuple[str, int]]:
+    """(folded piece, index in `run`) per character of a non-ASCII run, voicing marks composed."""
+    mapped: list[tuple[str, int]] = []
+    for offset, char in enumerate(run):
+        piece = _FOLD[ord(char)]
+        if _VOICING.fullmatch(piece) and mapped and mapped[-1][0][-1:] >= "\x80":
+            composed = unicodedata.normalize("NFC", mapped[-1][0] + piece)
+            if len(composed) == 1:  # `カ` + voicing mark: one folded character, owned by `カ`
+                mapped[-1] = (composed, mapped[-1][1])
+                continue
+        if piece:
+            mapped.append((piece, offset))
+    return mapped
+
+
+def fold_with_offsets(text: str) -> tuple[str, Callable[[int], int]]:
+    """`fold(text)` and a function mapping each folded index (0..len) back to an index of `text`.
+
+    Almost always every character folds to one character and the mapping is the identity. When
+    one does not (`ß` → `ss`, a combining mark → nothing, a composed voicing mark), the runs
+    holding such characters are mapped one character at a time, and a folded index inside an
+    expansion maps to its character.
+    """
+    folded = fold(text)
+    if text.isascii():
+        return folded, lambda index: index
+    if not _odd_characters(text) and len(folded) == len(text):
+        return folded, lambda index: index
+    runs = _RUNS.findall(text)
+    folded_starts: list[int] = []  # folded index where each segment starts
+    original_starts: list[int] = []
+    exact: list[bool] = []  # True: the segment maps character for character
+    length = 0
+    start = 0
+    for run in runs:
+        pieces: list[tuple[str, int, bool]]
+        if run[0] < "\x80":
+            pieces = [(run.lower(), 0, True)]
+        else:
+            run_folded, run_odd = _run(run)
+            if not run_odd and len(run_folded) == len(run):
+                pieces = [(run_folded, 0, True)]
+            else:
+                pieces = [(piece, offset, False) for piece, offset in _fold_by_character(run)]
+                if "".join(piece for piece, _, _ in pieces) != run_folded:
+                    pieces = [(run_folded, 0, False)]  # composed otherwise: the run maps to its start
+        for piece, offset, one_to_one in pieces:
+            continues = (
+                one_to_one
+                and exact
+                and exact[-1]
+                and (original_starts[-1] - folded_starts[-1] == start + offset - length)
+            )
+            if piece and not continues:
+                folded_starts.append(length)
+                original_starts.append(start + offset)
+                exact.append(one_to_one)
+            length += len(piece)
+        start += len(run)
+    total = len(text)
+
+    def to_original(index: int) -> int:
+        if index >= length:
+            return total
+        position = bisect.bisect_right(folded_starts, index) - 1
+        origin = original_starts[position]
+        return origin + index - folded_starts[position] if exact[position] else origin
+
+    return folded, to_original
 
 
 def has_cjk(text: str) -> bool:
@@ -144,91 +292,3 @@ def query_cjk_form(folded: str) -> str:
         position = match.end()
     parts.append(folded[position:])
     return "".join(parts)
-
-
-class _OddTable(dict[int, str]):
-    """`str.translate` table keeping only characters whose fold is not exactly one character."""
-
-    def __missing__(self, code: int) -> str:
-        char = chr(code)
-        odd = char if len(_FOLD[code]) != 1 else ""
-        self[code] = odd
-        return odd
-
-
-_ODD = _OddTable()
-
-
-def fold_with_offsets(text: str) -> tuple[str, Callable[[int], int]]:
-    """`fold(text)` and a function mapping each folded index (0..len) back to an index of `text`.
-
-    Characters whose fold changes the length (`ß` → `ss`, a combining mark → nothing) are rare,
-    so the text is folded in pieces between them at C speed; a folded index inside such a
-    character's expansion maps to that character.
-    """
-    folded = fold(text)
-    if text.isascii():
-        return folded, lambda index: index
-    if len(folded) != len(text.translate(_FOLD)):  # voicing marks were composed
-        return _fold_slowly(text)
-    odd = text.translate(_ODD)
-    if not odd:
-        return folded, lambda index: index
-    special_chars = re.compile("[" + "".join(re.escape(char) for char in set(odd)) + "]")
-    pieces: list[str] = []
-    folded_starts: list[int] = []  # folded index where each original segment starts
-    original_starts: list[int] = []
-    expanded: list[bool] = []  # True when the segment is one character folded to another length
-    position = 0
-    length = 0
-    for match in special_chars.finditer(text):
-        if match.start() > position:
-            plain = text[position : match.start()].translate(_FOLD)
-            folded_starts.append(length)
-            original_starts.append(position)
-            expanded.append(False)
-            pieces.append(plain)
-            length += len(plain)
-        special = _FOLD[ord(match.group())]
-        if special:  # a character folded to nothing owns no folded index
-            folded_starts.append(length)
-            original_starts.append(match.start())
-            expanded.append(True)
-            pieces.append(special)
-            length += len(special)
-        position = match.end()
-    if position < len(text):
-        folded_starts.append(length)
-        original_starts.append(position)
-        expanded.append(False)
-        pieces.append(text[position:].translate(_FOLD))
-        length += len(pieces[-1])
-    result = "".join(pieces)
-    total = len(text)
-
-    def to_original(index: int) -> int:
-        if index >= length:
-            return total
-        segment = bisect.bisect_right(folded_starts, index) - 1
-        start = original_starts[segment]
-        return start if expanded[segment] else start + index - folded_starts[segment]
-
-    return result, to_original
-
-
-def _fold_slowly(text: str) -> tuple[str, Callable[[int], int]]:
-    """`fold_with_offsets` one character at a time, composing voicing marks (rare Japanese input)."""
-    pieces: list[str] = []
-    owners: list[int] = []
-    for index, char in enumerate(text):
-        folded = _FOLD[ord(char)]
-        if _VOICING.fullmatch(folded) and pieces:
-            composed = unicodedata.normalize("NFC", pieces[-1] + folded)
-            if len(composed) == 1:
-                pieces[-1] = composed
-                continue
-        for piece in folded:
-            pieces.append(piece)
-            owners.append(index)
-    total = len(text)
-    return "".join(pieces), lambda index: owners[index] if index < len(owners) else total

@@ -36,6 +36,8 @@ TOKENIZER = "unicode61 remove_diacritics 2"
 # FTS5 keeps this many bytes of new postings in memory before writing a segment (default 1 MB):
 # larger means fewer, larger segments and about half the indexing CPU of a first build.
 FTS_HASH_BYTES = 64 * 1024 * 1024
+# FTS5's own default: merge 4 segments of a level into one as writes go.
+FTS_AUTOMERGE = 4
 BUSY_TIMEOUT_MS = 5000
 # Run on a throw-away in-memory database to learn whether this SQLite has FTS5.
 FTS5_PROBE = f"CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='{TOKENIZER}')"
@@ -70,6 +72,11 @@ def shard_of(row_id: int) -> int:
     return row_id >> SHARD_BITS
 
 
+def shard_range(shard: int) -> tuple[int, int]:
+    """The first and last row id a shard holds."""
+    return shard << SHARD_BITS, ((shard + 1) << SHARD_BITS) - 1
+
+
 def shard_table(shard: int) -> str:
     """The FTS5 table name of a shard."""
     return f"words_{shard}"
@@ -100,7 +107,16 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def create_shard(connection: sqlite3.Connection, shard: int) -> None:
+def list_shards(connection: sqlite3.Connection) -> list[int]:
+    """The shard numbers that exist, in increasing order."""
+    names = connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_[0-9]*' "
+        "AND name NOT GLOB 'words_*_*'"
+    ).fetchall()
+    return sorted(int(name.removeprefix("words_")) for (name,) in names)
+
+
+def create_shard(connection: sqlite3.Connection, shard: int, automerge: int = FTS_AUTOMERGE) -> None:
     """Create a shard's FTS5 table (inside the caller's write transaction) if it does not exist."""
     table = shard_table(shard)
     exists = connection.execute(
@@ -113,6 +129,7 @@ def create_shard(connection: sqlite3.Connection, shard: int) -> None:
         f"detail=full, prefix='{PREFIX_INDEXES}')"
     )
     connection.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {FTS_HASH_BYTES})")
+    connection.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', {automerge})")
 
 
 def remove_files(path: Path) -> None:

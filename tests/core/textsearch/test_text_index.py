@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sessionref.store.fold import fold_surface
 from sessionref.textsearch import (
     ConversationRow,
+    ConversationSearch,
     SearchCancellation,
     SessionFacts,
     SessionRemoved,
@@ -284,3 +285,55 @@ def test_text_with_lone_surrogates_round_trips(index: TextIndex) -> None:
     index.update([SessionRows("s", stored, 0)])
     assert index.session_rows("s") == stored
     assert index.search("surrogate", facts=facts).matches[0].snippet.text == "broken \ud800 surrogate text"
+
+
+def test_the_index_implements_the_protocol(index: TextIndex) -> None:
+    assert isinstance(index, ConversationSearch)
+
+
+def test_another_process_writes_are_seen_by_the_next_search(tmp_path: Path) -> None:
+    path = tmp_path / "text.sqlite"
+    reader, writer = TextIndex(path), TextIndex(path)
+    assert found(reader, "zzqx") == []
+    writer.update([SessionRows("s", rows("zzqx written elsewhere"), 0)])
+    assert found(reader, "zzqx") == [("s", 0)]
+    writer.update([SessionRemoved("s")])
+    assert found(reader, "zzqx") == []
+    reader.close()
+    writer.close()
+
+
+def test_searches_run_while_an_update_writes(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "BATCH_SESSIONS", 1)  # each change is written while the next is made
+    index.update([SessionRows("first", rows("steady words"), 0)])
+    results: list[list[tuple[str, int]]] = []
+
+    def changes() -> Iterator[SessionRows]:
+        for n in range(5):
+            results.append(found(index, "steady"))  # the writer thread holds a write transaction
+            yield SessionRows(f"s{n}", rows(f"steady {n}"), 0)
+
+    index.update(changes())
+    assert results[0] == [("first", 0)]
+    assert [len(result) for result in results] == sorted(len(result) for result in results)
+    assert len(found(index, "steady", limit=50)) == 6
+
+
+def test_a_bulk_build_equals_a_normal_one(tmp_path: Path, small_shards: None) -> None:
+    changes = [
+        SessionRows(f"s{n}", rows(f"words of session {n}", "shared reply", "more"), 2) for n in range(9)
+    ]
+    bulk, normal = TextIndex(tmp_path / "bulk.sqlite"), TextIndex(tmp_path / "normal.sqlite")
+    bulk.update(iter(changes), bulk=True)
+    normal.update(iter(changes))
+    for n in range(9):
+        assert bulk.session_rows(f"s{n}") == normal.session_rows(f"s{n}")
+    assert found(bulk, "shared reply", limit=50) == found(normal, "shared reply", limit=50)
+    settings = bulk._writer.execute(  # every shard merges as it goes again afterwards
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_*_config'"
+    ).fetchall()
+    assert len(settings) == 7
+    for (table,) in settings:
+        assert bulk._writer.execute(f"SELECT v FROM {table} WHERE k = 'automerge'").fetchone() == (4,)
+    bulk.close()
+    normal.close()
