@@ -105,8 +105,12 @@ class TextIndex:
         self._closed = False
         self.resets = 0
         self._writer, self.rebuilt = open_index_file(self.path, verify=verify)
-        self._reader = connect(self.path)
+        self._reader = connect(self.path, reader=True)
         self._searcher = Searcher(self._reader)
+        try:
+            self._searcher.warm()
+        except sqlite3.Error as error:  # a damaged file is handled by the first search
+            log.warning("cannot preload the conversation index %s: %s", self.path, error)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -126,7 +130,7 @@ class TextIndex:
             self._reader.close()
             remove_files(self.path)
             self._writer, _ = open_index_file(self.path, verify=False)
-            self._reader = connect(self.path)
+            self._reader = connect(self.path, reader=True)
             self._searcher = Searcher(self._reader)
             self.rebuilt = True
             self.resets += 1

@@ -51,6 +51,10 @@ CANDIDATE_ROWS = 1000
 VERY_COMMON_SHARE = 0.05
 # bm25 is computed when it would read at most this many postings (≈ 75 ns each here: ≈ 7.5 ms).
 RANK_POSTINGS_BUDGET = 100_000
+# Shards read for phrases of common words stop at this much estimated work (same unit) once a
+# first screen is found, and at `REACH_OVERRUN` times that in any case.
+CANDIDATE_WORK_BUDGET = 100_000
+REACH_OVERRUN = 3
 # Newest matches read to estimate a word's document frequency, from at most this many shards.
 DENSITY_PROBE_ROWS = 64
 PROBE_SHARDS = 2
@@ -143,6 +147,10 @@ class Searcher:
     def _remember_empty(self, phrases: tuple[Phrase, ...], version: int) -> None:
         self._empty = [*self._empty[-(_EMPTY_CACHE - 1) :], (phrases, version)]
 
+    def warm(self) -> None:
+        """Load every session key's id at once (about 50 ms for 100,000 sessions), off the keystroke path."""
+        self._session_ids.update(self.connection.execute("SELECT key, session_id FROM sessions"))
+
     def _ids(self, keys: Iterable[int]) -> dict[int, str]:
         missing = [key for key in keys if key not in self._session_ids]
         for start in range(0, len(missing), 900):
@@ -185,7 +193,13 @@ class Searcher:
         executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
         if self._known_empty(executed, version):
             return ConversationResults(pending=plan.pending)
-        ranked = self._worth_ranking([matches[p] for p in executed], [work[p] for p in executed], len(shards))
+        # Phrases of common words cost a position check per row of their rarest word: how many
+        # shards that work allows decides both the reach of the search and whether to rank.
+        per_shard = sum(work[p] for p in executed if len(p.tokens) > 1) / max(1, len(shards))
+        reach = len(shards) if per_shard == 0 else max(1, int(CANDIDATE_WORK_BUDGET / per_shard))
+        ranked = self._worth_ranking(
+            [matches[p] for p in executed], [work[p] for p in executed], len(shards), min(reach, len(shards))
+        )
         exclude_key = -1
         if exclude_session_id is not None:
             found = self.connection.execute(
@@ -193,7 +207,7 @@ class Searcher:
             ).fetchone()
             exclude_key = found[0] if found else -1
         candidates, complete = self._candidates(
-            plan.expression(executed), shards, exclude_key, ranked, cancel
+            plan.expression(executed), shards, reach, limit, exclude_key, ranked, cancel
         )
         if not candidates and complete:
             self._remember_empty(executed, version)
@@ -212,29 +226,38 @@ class Searcher:
         return ConversationResults(tuple(matches), "ok", ranked, complete, plan.pending)
 
     @staticmethod
-    def _worth_ranking(matches: Sequence[float], work: Sequence[float], shard_count: int) -> bool:
+    def _worth_ranking(matches: Sequence[float], work: Sequence[float], shard_count: int, reach: int) -> bool:
         """Whether bm25 stays within `RANK_POSTINGS_BUDGET` for phrases of these estimates.
 
         bm25 evaluates every phrase once more in each shard the search reads; a query whose
-        matches are dense stops in the newest shard, a sparse one reads them all.
+        matches are dense stops in the newest shard, a sparse one reads all it may (`reach`).
         """
         if shard_count == 0:
             return True
         per_shard = min(matches) / shard_count
-        visited = shard_count if per_shard < 1 else min(shard_count, math.ceil(CANDIDATE_ROWS / per_shard))
+        visited = reach if per_shard < 1 else min(reach, math.ceil(CANDIDATE_ROWS / per_shard))
         return sum(work) * visited / shard_count <= RANK_POSTINGS_BUDGET
 
     def _candidates(
         self,
         expression: str,
         shards: Sequence[int],
+        reach: int,
+        limit: int,
         exclude_key: int,
         ranked: bool,
         cancel: SearchCancellation,
     ) -> tuple[list[tuple[int, int, float]], bool]:
-        """(row id, session key, relevance) of the newest matching messages, and whether that is all."""
+        """(row id, session key, relevance) of the newest matching messages, and whether that is all.
+
+        Shards are read newest first until `CANDIDATE_ROWS` matches. Past `reach` shards (the
+        work budget) the search stops as soon as it has `limit` rows to show, and in any case
+        after `REACH_OVERRUN` times its reach: a first screen now rather than everything later.
+        """
         found: list[tuple[int, int, float]] = []
-        for shard in shards:
+        for count, shard in enumerate(shards):
+            if count >= reach and (len(found) >= limit or count >= reach * REACH_OVERRUN):
+                return found, False
             cancel.raise_if_cancelled()
             table = shard_table(shard)
             score = f"-bm25({table})" if ranked else "0.0"
