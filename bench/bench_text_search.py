@@ -45,6 +45,7 @@ from sessionref.textsearch import (
     SessionRows,
     TextIndex,
     read_log_conversation,
+    schema,
 )
 from text_corpus import TECH_WORDS, TextMaker, Vocabulary, build_corpus, build_vocabulary
 
@@ -421,7 +422,7 @@ def run(args: argparse.Namespace, root: Path, report: Callable[[str], None]) -> 
     size = f"{corpus.log_bytes / 1e9:.2f} GB"
     report(f"corpus: {len(corpus.paths):,} sessions, {size} of logs, written in {corpus.written_s:.0f} s")
     if args.queries_only:
-        index = TextIndex(root / "index" / ".sessionref-text.sqlite", verify=False)
+        index = TextIndex(root / args.index_name / ".sessionref-text.sqlite", verify=False)
         queries = make_queries(
             build_vocabulary(random.Random(10)), corpus.samples, random.Random(5), args.per_shape
         )
@@ -439,7 +440,7 @@ def run(args: argparse.Namespace, root: Path, report: Callable[[str], None]) -> 
     with Timer() as projection_way:
         messages = read_projection_way(corpus.paths)
     report(f"projected messages: {messages:,}")
-    index_path = root / "index" / ".sessionref-text.sqlite"
+    index_path = root / args.index_name / ".sessionref-text.sqlite"
     index_path.parent.mkdir(parents=True, exist_ok=True)
     TextIndex(index_path).close()  # creation is not part of the build
     os.remove(index_path)
@@ -504,14 +505,21 @@ def main() -> None:
     parser.add_argument(
         "--queries-only", action="store_true", help="only type the queries, on the index a --keep run left"
     )
+    parser.add_argument(
+        "--prefix-indexes", default=schema.PREFIX_INDEXES, help="FTS5 prefix index lengths (an experiment)"
+    )
+    parser.add_argument("--shard-bits", type=int, default=schema.SHARD_BITS, help="log2 rows per shard")
+    parser.add_argument("--index-name", default="index", help="folder of the index under the corpus")
     args = parser.parse_args()
+    schema.PREFIX_INDEXES = args.prefix_indexes
+    schema.SHARD_BITS = args.shard_bits
     base = args.corpus if args.corpus is not None else Path(tempfile.mkdtemp(prefix="sessionref-textbench-"))
     base.mkdir(parents=True, exist_ok=True)
     try:
         run(args, base, lambda text: print(text + "\n", flush=True))
     finally:
         if not args.keep:
-            shutil.rmtree(base / "index", ignore_errors=True)
+            shutil.rmtree(base / args.index_name, ignore_errors=True)
         if args.corpus is None and not args.keep:
             shutil.rmtree(base, ignore_errors=True)
 

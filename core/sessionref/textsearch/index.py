@@ -68,6 +68,14 @@ MAX_LIMIT = 500
 PROGRESS_OPS = 1000
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
 @dataclass
 class _Bulk:
     """Shards a bulk update wrote to, and those already merged."""
@@ -105,6 +113,11 @@ class TextIndex:
         self._closed = False
         self.resets = 0
         self._writer, self.rebuilt = open_index_file(self.path, verify=verify)
+        self._connect()
+
+    def _connect(self) -> None:
+        """Open the search connection beside the writer and note which file both are on."""
+        self._identity = _file_identity(self.path)
         self._reader = connect(self.path, reader=True)
         self._searcher = Searcher(self._reader)
         try:
@@ -130,10 +143,27 @@ class TextIndex:
             self._reader.close()
             remove_files(self.path)
             self._writer, _ = open_index_file(self.path, verify=False)
-            self._reader = connect(self.path, reader=True)
-            self._searcher = Searcher(self._reader)
+            self._connect()
             self.rebuilt = True
             self.resets += 1
+
+    def _follow_file(self) -> None:
+        """Reopen when another process replaced the file (it found it damaged and started it again).
+
+        Connections keep the replaced file open: without this, this process would go on reading
+        and writing a deleted file. One `stat` per call.
+        """
+        if _file_identity(self.path) == self._identity:
+            return
+        with self._write_lock, self._read_lock:
+            if self._closed or _file_identity(self.path) == self._identity:
+                return
+            log.warning("the conversation index %s was replaced by another process: reopening", self.path)
+            self._writer.close()
+            self._reader.close()
+            self._writer, _ = open_index_file(self.path, verify=False)
+            self._connect()
+            self.rebuilt = True
 
     def _damaged(self, error: sqlite3.Error) -> TextSearchError:
         self._reset(error)
@@ -154,6 +184,7 @@ class TextIndex:
 
     def _reading(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the read connection; a damaged file is reset and reported as unavailable."""
+        self._follow_file()
         with self._read_lock:
             self._check_open()
             try:
@@ -257,6 +288,7 @@ class TextIndex:
     # -- writing -------------------------------------------------------------------------------
 
     def _write_batch(self, batch: list[PreparedChange], bulk: _Bulk | None) -> UpdateReport:
+        self._follow_file()
         with self._write_lock:
             self._check_open()
             connection = self._writer

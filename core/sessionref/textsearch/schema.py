@@ -162,10 +162,17 @@ def _problem(connection: sqlite3.Connection, verify: bool) -> str | None:
     return None
 
 
+def _writer_settings(connection: sqlite3.Connection) -> None:
+    """WAL (searches read while a batch is written) and no fsync per commit: the index is a cache
+    of the logs, a commit lost in a power cut is written again by the next catch-up."""
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = NORMAL")
+
+
 def _create(path: Path) -> sqlite3.Connection:
     connection = connect(path)
     try:
-        connection.execute("PRAGMA journal_mode = WAL")
+        _writer_settings(connection)
         connection.execute("BEGIN IMMEDIATE")
         has_schema = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
         if not has_schema:  # another process may have created it meanwhile
@@ -200,7 +207,7 @@ def open_index_file(path: Path, *, verify: bool) -> tuple[sqlite3.Connection, bo
             connection = connect(path)
             problem = _problem(connection, verify)
             if problem is None:
-                connection.execute("PRAGMA journal_mode = WAL")
+                _writer_settings(connection)
                 return connection, False
             reason = problem
         except sqlite3.DatabaseError as error:

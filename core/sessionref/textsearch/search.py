@@ -2,18 +2,21 @@
 
 What a keystroke needs is a first screen of sessions, not a ranking of every matching message:
 
-1. Each phrase's document frequency is estimated from where its newest `DENSITY_PROBE_ROWS`
-   matches lie (a handful of rows from the newest shard; exact when it has fewer matches).
-2. A phrase in at least `VERY_COMMON_SHARE` of all messages (`the`, `to`, …, in any language)
-   is not required when the query has other phrases: it filters almost nothing and makes every
-   statement read huge posting lists. Quoted phrases are always kept.
+1. Each word's document frequency is estimated from its newest matches in the newest two shards
+   (cached per word: only the word being typed costs a probe).
+2. A single word in at least `VERY_COMMON_SHARE` of all messages (`the`, `to`, `which`, in any
+   language: found in the data, not a list) is not required next to rarer words: it filters
+   almost nothing and makes every statement walk a huge posting list. Quoted phrases keep every
+   word.
 3. Shards are read newest first, with `ORDER BY rowid DESC LIMIT`, until `CANDIDATE_ROWS`
-   matching messages (not in the excluded session) are found or the shards run out. A common
-   query stops in the newest shard; a rare one reads every shard but each read is small.
-4. bm25 is asked for only when the postings it would have to count stay within
-   `RANK_POSTINGS_BUDGET` (FTS5's bm25 counts every match of every phrase in each shard it
-   reads, to get its idf): for a very common query relevance cannot tell messages apart anyway,
-   and the sessions are then ordered by folder and recency alone (`ranked=False`).
+   matching messages (outside the excluded session) are found or the shards run out: a common
+   query stops in the newest shard, a rare one reads every shard but each read is small. A
+   phrase holding a very common word costs a position check per row of its rarest word, so its
+   reach is bounded by `CANDIDATE_WORK_BUDGET` once a first screen is found.
+4. bm25 is asked for only when the postings it would walk stay within `RANK_POSTINGS_BUDGET`
+   (FTS5's bm25 counts every match of every phrase, per shard read, for its idf); otherwise the
+   sessions are ordered by folder and recency alone (`ranked=False`) — relevance among
+   messages that all hold only very common words says little anyway.
 5. A keystroke that only narrows a query known to match nothing (typing on after a word that
    is not there) is answered without reading the index.
 """

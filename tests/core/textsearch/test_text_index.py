@@ -337,3 +337,18 @@ def test_a_bulk_build_equals_a_normal_one(tmp_path: Path, small_shards: None) ->
         assert bulk._writer.execute(f"SELECT v FROM {table} WHERE k = 'automerge'").fetchone() == (4,)
     bulk.close()
     normal.close()
+
+
+def test_a_file_replaced_by_another_process_is_followed(tmp_path: Path) -> None:
+    path = tmp_path / "text.sqlite"
+    first, second = TextIndex(path), TextIndex(path)
+    first.update([SessionRows("old", rows("old words"), 0)])
+    first.close()
+    schema.remove_files(path)  # another process found it damaged and starts it again
+    TextIndex(path).close()
+    assert found(second, "old") == []
+    second.update([SessionRows("new", rows("new words"), 0)])
+    third = TextIndex(path)
+    assert set(third.indexed()) == {"new"}  # written to the file on disk, not the deleted one
+    second.close()
+    third.close()
