@@ -2,11 +2,12 @@
 
 Two connections to one WAL file: searches read on one while updates write on the other, so a
 catch-up never blocks a keystroke. Searches are serialised among themselves (one at a time,
-each cancellable mid-statement through `Connection.interrupt`), updates too.
+each cancellable mid-statement: a progress handler polls its `SearchCancellation`), updates too.
 `update` batches changes into transactions of about `BATCH_ROWS` messages and writes a batch
 on a worker thread while the caller prepares the next one (reading logs and indexing overlap
 on two cores). A damaged file found at any point is deleted and recreated empty
-(`rebuilt`, `resets`): `indexed()` is then empty and the caller feeds everything again.
+(`rebuilt`, `resets`): `indexed()` is then empty and the caller feeds everything again. A file
+another process replaced is followed.
 """
 
 from __future__ import annotations

@@ -91,7 +91,11 @@ class SessionRows:
 
 @dataclass(frozen=True, slots=True)
 class SessionRemoved:
-    """Forget everything indexed for a session (its log was deleted)."""
+    """Forget everything indexed for a session (its log was deleted).
+
+    A rename needs no change here: titles live in the discovery index, and labels are looked up
+    there when results are shown.
+    """
 
     session_id: str
 

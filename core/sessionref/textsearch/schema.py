@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+import unicodedata
 from pathlib import Path
 
 from sessionref.textsearch.errors import TEXT_SEARCH_UNAVAILABLE, TextSearchError
@@ -68,6 +69,12 @@ CREATE TABLE message_texts (id INTEGER PRIMARY KEY, text NOT NULL);
 KIND_USER = 0
 KIND_ASSISTANT = 1
 KIND_CHECKPOINT = 2
+
+
+def _fold_version() -> str:
+    """Folding's version with the Unicode database it uses: removing a row re-folds its text, which
+    must give exactly the words it was indexed with, so a Python with other Unicode data rebuilds."""
+    return f"{FOLD_VERSION}/{unicodedata.unidata_version}"
 
 
 def shard_of(row_id: int) -> int:
@@ -153,8 +160,8 @@ def _problem(connection: sqlite3.Connection, verify: bool) -> str | None:
     rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
     if rows.get("schema_version") != SCHEMA_VERSION:
         return "it has another schema version"
-    if rows.get("fold_version") != str(FOLD_VERSION):
-        return "its text folding is of another version"
+    if rows.get("fold_version") != _fold_version():
+        return "its text folding is of another version (or of another Unicode database)"
     if verify:
         result = connection.execute("PRAGMA quick_check").fetchall()
         if result != [("ok",)]:
@@ -183,7 +190,7 @@ def _create(path: Path) -> sqlite3.Connection:
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
                 [
                     ("schema_version", SCHEMA_VERSION),
-                    ("fold_version", str(FOLD_VERSION)),
+                    ("fold_version", _fold_version()),
                     ("next_id", "1"),
                     ("rows", "0"),
                 ],

@@ -352,3 +352,14 @@ def test_a_file_replaced_by_another_process_is_followed(tmp_path: Path) -> None:
     assert set(third.indexed()) == {"new"}  # written to the file on disk, not the deleted one
     second.close()
     third.close()
+
+
+def test_an_index_of_another_unicode_database_is_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "text.sqlite"
+    index = TextIndex(path)
+    index.update([SessionRows("s", rows("words"), 0)])
+    index._writer.execute("UPDATE meta SET value = '1/0.0.0' WHERE key = 'fold_version'")
+    index.close()
+    reopened = TextIndex(path)
+    assert reopened.rebuilt and reopened.indexed() == {}
+    reopened.close()
