@@ -169,9 +169,18 @@ class ConversationSearch(Protocol):
         ...
 
     def update(
-        self, changes: Iterable[SessionChange], *, progress: Progress | None = None, total: int | None = None
+        self,
+        changes: Iterable[SessionChange],
+        *,
+        progress: Progress | None = None,
+        total: int | None = None,
+        bulk: bool = False,
     ) -> UpdateReport:
-        """Apply changes in batched transactions; what was committed survives an interruption."""
+        """Apply changes in batched transactions; what was committed survives an interruption.
+
+        `bulk=True` announces a first build (or a rebuild): the backend may defer its own
+        housekeeping to the end.
+        """
         ...
 
     def indexed(self) -> Mapping[str, IndexedSession]:
