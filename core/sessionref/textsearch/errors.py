@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionref.errors import CodedError
+from sessionref.contract.errors import CodedError
 
 # This Python's SQLite has no FTS5, or the index file cannot be opened or created.
 TEXT_SEARCH_UNAVAILABLE = "TEXT_SEARCH_UNAVAILABLE"

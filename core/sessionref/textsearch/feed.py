@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from sessionref.projection import project_conversation_columns
-from sessionref.query import SurfaceSnapshot
+from sessionref.contract.projection import project_conversation_columns
+from sessionref.service.protocols import SurfaceSnapshot
 from sessionref.store.errors import STORE_INVALID_LOG, StoreError
 from sessionref.store.fold import SURFACE_TYPES, fold_surface
 from sessionref.store.logfile import packed_row_span, parse_line, read_log_bytes, split_lines
@@ -44,7 +45,7 @@ class LogConversation:
     through_seq: int | None
 
 
-def _event_time(event: dict[str, Any]) -> int:
+def _event_time(event: Mapping[str, Any]) -> int:
     value = event.get("time")
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -52,8 +53,10 @@ def _event_time(event: dict[str, Any]) -> int:
 def conversation_rows(surface: SurfaceSnapshot) -> list[ConversationRow]:
     """The projection of a folded surface as rows (same items, order, roles, texts and checkpoints)."""
     rows: list[ConversationRow] = []
+    header = surface["session"]
     for event in surface["events"]:
-        columns = project_conversation_columns({"events": [event]})
+        one: SurfaceSnapshot = {"session": header, "capturedThroughSeq": None, "events": [event]}
+        columns = project_conversation_columns(one)
         if columns.texts:
             rows.append(
                 ConversationRow(

@@ -36,7 +36,7 @@ from sessionref.textsearch.protocol import (
     SearchCancellation,
 )
 from sessionref.textsearch.query import Phrase, QueryPlan, plan_narrows
-from sessionref.textsearch.ranking import best_per_session, rank_sessions
+from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_sessions
 from sessionref.textsearch.schema import (
     KIND_ASSISTANT,
     KIND_CHECKPOINT,
@@ -225,8 +225,8 @@ class Searcher:
             ranked=ranked,
             limit=limit,
         )
-        matches = self._matches(order, plan.phrases, cancel)
-        return ConversationResults(tuple(matches), "ok", ranked, complete, plan.pending)
+        found = self._matches(order, plan.phrases, cancel)
+        return ConversationResults(tuple(found), "ok", ranked, complete, plan.pending)
 
     @staticmethod
     def _worth_ranking(matches: Sequence[float], work: Sequence[float], shard_count: int, reach: int) -> bool:
@@ -275,7 +275,7 @@ class Searcher:
         return found, True
 
     def _matches(
-        self, order: Sequence, phrases: Sequence[Phrase], cancel: SearchCancellation
+        self, order: Sequence[RankedSession], phrases: Sequence[Phrase], cancel: SearchCancellation
     ) -> list[ConversationMatch]:
         if not order:
             return []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from sessionref.projection import project_session_conversation
+from sessionref.contract.projection import project_session_conversation
 from sessionref.store import StoreError
 from sessionref.store.fold import fold_surface
 from sessionref.store.logfile import parse_log, read_log_bytes
