@@ -1,8 +1,10 @@
 """`SessionStore`: the embedded session store (DSH-compatible logs plus a SQLite discovery index).
 
 Writes go to plain `session.jsonl` logs of sessions sessionref created, under a per-session OS
-lock shared by every sessionref process, one `fsync` per batch (see `writer`). DSH `.zstd` logs
-and sessions created by other programs are only read (unless `write_foreign=True`). Discovery
+lock shared by every sessionref process, one `fsync` per batch (see `writer`). On an event loop,
+writes go through the `*_async`/`enqueue_append` facade: each session has its own ordered write
+lane on worker threads (`lanes`), so the loop never waits for a disk write and nothing reorders.
+DSH `.zstd` logs and sessions created by other programs are only read (unless `write_foreign=True`). Discovery
 (`list_sessions`, `read_titles`, `search_candidates`) is answered from the index and never reads
 a log; `read_surface` reads and folds one log. No read ever writes: not a log, not a side file
 (only the discovery index, which is ours).
@@ -18,8 +20,9 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sessionref.contract.titles import normalize_title
 from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
@@ -38,6 +41,7 @@ from sessionref.store.errors import (
 )
 from sessionref.store.events import checked_time, session_header
 from sessionref.store.index import DiscoveryIndex, index_path_for
+from sessionref.store.lanes import WriteLanes, on_loop
 from sessionref.store.layout import LOG_NAME, encode_session_segment, project_key
 from sessionref.store.logfile import LogReport, is_header
 from sessionref.store.scan import LogState, scan_log
@@ -46,6 +50,13 @@ from sessionref.store.writer import LogTarget, append_events, create_session_fil
 log = logging.getLogger("sessionref.store")
 
 Listener = Callable[[str, list[dict[str, Any]]], None]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class _Subscription:
+    listener: Listener
+    loop: asyncio.AbstractEventLoop | None
 
 
 def open_store(
@@ -67,6 +78,11 @@ def open_store(
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _given(**options: int | None) -> dict[str, int]:
+    """The options that were given (not None), to pass on so a left-out one keeps its default."""
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def _io_error(what: str, error: OSError) -> StoreError:
@@ -102,7 +118,8 @@ class SessionStore:
         self._root_text = os.fspath(self.root)
         self._lock = threading.RLock()  # the catalogue and index
         self._write_lock = threading.RLock()  # this process's writers, one at a time (never readers)
-        self._listeners: list[Listener] = []
+        self._listeners: list[_Subscription] = []
+        self._lanes = WriteLanes()
         self._closed = False
         self._index = DiscoveryIndex(index_path_for(self.root))
         self._catalog = Catalog(self.root, self._index)
@@ -115,6 +132,7 @@ class SessionStore:
                     walk = self._catalog.walk(dict(self._catalog.states), progress)
                 except BaseException:  # e.g. raised by `progress` to stop: nothing was written
                     self._index.close()
+                    self._lanes.close()
                     raise
                 self._catalog.apply_walk(walk)
                 self.caught_up = True
@@ -145,11 +163,51 @@ class SessionStore:
                 self._catalog.rescan(state)
 
     def _notify(self, session_id: str, events: list[dict[str, Any]]) -> None:
-        for listener in list(self._listeners):
+        for subscription in list(self._listeners):
+            if subscription.loop is None:
+                self._call(subscription, session_id, events)
+                continue
             try:
-                listener(session_id, events)
-            except Exception:
-                log.exception("a store listener failed")
+                subscription.loop.call_soon_threadsafe(self._call, subscription, session_id, events)
+            except RuntimeError:  # its loop is closed: that subscriber is gone
+                log.debug("not notifying a subscriber whose event loop is closed")
+
+    def _call(self, subscription: _Subscription, session_id: str, events: list[dict[str, Any]]) -> None:
+        if subscription not in self._listeners:  # unsubscribed while the call hopped to its loop
+            return
+        try:
+            subscription.listener(session_id, events)
+        except Exception:
+            log.exception("a store listener failed")
+
+    def _in_lane(self, session_id: str, job: Callable[[], T]) -> asyncio.Future[T]:
+        """Run `job` on the session's write lane; its place in the order is fixed by this call."""
+        loop = asyncio.get_running_loop()
+        try:
+            return on_loop(loop, self._lanes.submit(session_id, job))
+        except StoreError as error:  # closed: the same answer as a write that failed
+            refused: asyncio.Future[T] = loop.create_future()
+            refused.set_exception(error)
+            return refused
+
+    async def _locked(self, work: Callable[[], T]) -> T:
+        """`work()` under the store lock, never waiting for it on the event loop.
+
+        Uncontended (the usual case), it runs at once; while another thread holds the lock (a
+        catch-up or a write updating the catalogue), it waits in a worker thread instead.
+        """
+        if self._lock.acquire(blocking=False):
+            try:
+                self._check_open()
+                return work()
+            finally:
+                self._lock.release()
+        return await asyncio.to_thread(self._with_lock, work)
+
+    def _with_lock(self, work: Callable[[], T]) -> T:
+        with self._lock:
+            self._check_open()
+            return work()
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -276,14 +334,70 @@ class SessionStore:
                 self._catalog.remove(state)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener(session_id, new_events)` after every successful append; returns an unsubscriber."""
-        self._listeners.append(listener)
+        """Call `listener(session_id, new_events)` after every successful append; returns an unsubscriber.
+
+        Subscribed on a running event loop, the listener is called on that loop (the write ran in
+        a worker thread and hops over), in write order. Subscribed without one, it is called in
+        whichever thread wrote. An unsubscribed listener is not called again, even for a call
+        already on its way.
+        """
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        subscription = _Subscription(listener, loop)
+        self._listeners.append(subscription)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
 
         return unsubscribe
+
+    # -- writing from an event loop ------------------------------------------------------------
+
+    def enqueue_append(
+        self, session_id: str, events: Sequence[dict[str, Any]], *, time_ms: int | None = None
+    ) -> asyncio.Future[list[dict[str, Any]]]:
+        """Queue an `append` on the session's writer and return a future of the written events.
+
+        Call it on a running event loop. The append's place among this session's writes is fixed
+        by this call (appends queued one after another land in that order, awaited or not); it
+        runs in a worker thread, so the loop never waits for the disk. Errors are those of
+        `append`, raised by the future. Cancelling the future does not take the append back.
+        """
+        batch = list(events)
+        stamp = _given(time_ms=time_ms)  # the method's own default applies, even where it is wrapped
+        return self._in_lane(session_id, lambda: self.append(session_id, batch, **stamp))
+
+    async def append_async(
+        self, session_id: str, events: Sequence[dict[str, Any]], *, time_ms: int | None = None
+    ) -> list[dict[str, Any]]:
+        """`append` on the session's writer, off the event loop (see `enqueue_append`)."""
+        return await self.enqueue_append(session_id, events, time_ms=time_ms)
+
+    async def create_session_async(
+        self, *, cwd: str | None, session_id: str | None = None, created_at: int | None = None
+    ) -> SessionRecord:
+        """`create_session` on the new session's writer, off the event loop."""
+        chosen = str(uuid.uuid4()) if session_id is None else session_id
+        created = _given(created_at=created_at)
+        return await self._in_lane(
+            chosen, lambda: self.create_session(cwd=cwd, session_id=chosen, **created)
+        )
+
+    async def rename_async(self, session_id: str, title: str, *, time_ms: int | None = None) -> None:
+        """`rename` on the session's writer, off the event loop."""
+        stamp = _given(time_ms=time_ms)
+        await self._in_lane(session_id, lambda: self.rename(session_id, title, **stamp))
+
+    async def write_compaction_async(
+        self, session_id: str, summary: str, *, compaction_id: str | None = None
+    ) -> dict[str, Any]:
+        """`write_compaction` on the session's writer, off the event loop."""
+        return await self._in_lane(
+            session_id, lambda: self.write_compaction(session_id, summary, compaction_id=compaction_id)
+        )
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -349,7 +463,11 @@ class SessionStore:
             self.caught_up = True
 
     def close(self) -> None:
-        """Release the index; further calls raise STORE_CLOSED (idempotent)."""
+        """Finish the writes already queued, then release the index; further calls raise STORE_CLOSED.
+
+        Idempotent. Writes queued by `enqueue_append` and the `*_async` methods still land.
+        """
+        self._lanes.close()
         with self._lock:
             if not self._closed:
                 self._closed = True
@@ -359,9 +477,7 @@ class SessionStore:
 
     async def list_sessions(self) -> Sequence[SessionRecord]:
         """All sessions, most recent activity first (time of the newest event), ties by id ascending."""
-        with self._lock:
-            self._check_open()
-            return list(self._catalog.records())
+        return await self._locked(lambda: list(self._catalog.records()))
 
     async def read_surface(self, session_id: str) -> SurfaceSnapshot:
         """The folded surface of a session; StoreError with a stable code when it cannot be read."""
@@ -374,19 +490,22 @@ class SessionStore:
 
     async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
         """Titles by id from the index (unknown ids map to None); never reads a log."""
-        with self._lock:
-            self._check_open()
+
+        def titles() -> dict[str, str | None]:
             by_id = self._catalog.by_id
             return {
                 session_id: (by_id[session_id].label_title if session_id in by_id else None)
                 for session_id in session_ids
             }
 
+        return await self._locked(titles)
+
     async def search_candidates(
         self, *, exclude_id: str, target_cwd: str | None, needle: str, limit: int
     ) -> Sequence[tuple[SessionRecord, str]]:
         """Up to `limit` (record, label) pairs ranked like `list_candidates` (needle already lower-cased)."""
-        with self._lock:
-            self._check_open()
-            index = self._catalog.candidates()
-            return index.search(exclude_id=exclude_id, target_cwd=target_cwd, needle=needle, limit=limit)
+        return await self._locked(
+            lambda: self._catalog.candidates().search(
+                exclude_id=exclude_id, target_cwd=target_cwd, needle=needle, limit=limit
+            )
+        )
