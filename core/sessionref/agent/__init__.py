@@ -7,7 +7,7 @@ from sessionref.agent.delivery import (
     PreparedMessage,
     deliver_with_references,
 )
-from sessionref.agent.errors import AgentError
+from sessionref.agent.errors import AgentError, TurnFailure
 from sessionref.agent.messages import conversation_from_surface, make_user_message, message_text
 from sessionref.agent.prestep import (
     Enter,
@@ -33,6 +33,7 @@ __all__ = [
     "PreStepListener",
     "PreparedMessage",
     "Reject",
+    "TurnFailure",
     "conversation_from_surface",
     "deliver_with_references",
     "make_user_message",

@@ -11,6 +11,13 @@ turn → ``turn/end`` reason ``completed``. Remaining next-turn items then start
 ``rejectReason``), ``cancelled`` or ``error`` (plus ``error``: a message for people, and
 ``errorCode``: a stable code such as ``MODEL_AUTH``).
 
+Writes go to the session's ordered writer off the event loop (``store.enqueue_append``): the
+step loop awaits the writes that frame a turn, while streamed chunks are sent in batches without
+waiting (see ``chunks``). A write that fails (``STORE_LOCK_TIMEOUT``, a full disk) ends the turn
+with the store's code in ``turn/end``; every turn that ends in an error is also reported to
+:meth:`Agent.on_turn_error` listeners, with ``logged=False`` when not even ``turn/end`` could be
+written, so a UI can always show it.
+
 Cancellation: :meth:`Agent.cancel` stops the running turn. Text the model had streamed is kept
 as the step's ``assistant/message``; a batch claimed but not yet entered is discarded with reason
 ``cancelled``. Messages still queued in the inbox stay queued: they are not discarded and do not
@@ -22,25 +29,27 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from sessionref.agent import events
-from sessionref.agent.chunks import ChunkBatcher
 from sessionref.agent.errors import (
-    AGENT_MODEL_FAILED,
     AGENT_NO_EVENT_LOOP,
     AGENT_NOTHING_TO_COMPACT,
     AGENT_PRE_STEP_FAILED,
     AGENT_READ_ONLY,
-    AGENT_STORE_FAILED,
+    AGENT_TURN_FAILED,
     AgentError,
+    TurnFailure,
 )
 from sessionref.agent.events import TurnEnd, last_turn_number
 from sessionref.agent.inbox import Inbox, InboxList
 from sessionref.agent.listeners import Listeners
 from sessionref.agent.messages import check_user_message, conversation_from_surface
+from sessionref.agent.ports import AgentModel, AgentStore, LogEvent
 from sessionref.agent.prestep import PreStepChain, PreStepContext, PreStepListener, Reject
+from sessionref.agent.replies import StoreFailed, answer, describe
+from sessionref.agent.waiting import uninterrupted
 from sessionref.contract.options import Placement
 
 logger = logging.getLogger(__name__)
@@ -51,14 +60,16 @@ AgentStatus = Literal["idle", "running"]
 class Agent:
     """One session's agent. Create and use it inside a running asyncio event loop.
 
-    ``store`` is a :class:`sessionref.store.SessionStore` (``record``, ``is_writable``,
-    ``append``, ``read_log``, ``read_surface``, ``write_compaction``); ``model`` a
-    :class:`sessionref.models.ChatModel`. ``placement`` is the default snapshot placement used by
+    ``store`` is an :class:`~sessionref.agent.ports.AgentStore` (the embedded
+    :class:`sessionref.store.SessionStore`); ``model`` an :class:`~sessionref.agent.ports.AgentModel`
+    (a :class:`sessionref.models.ChatModel`). ``placement`` is the default snapshot placement used by
     :func:`sessionref.agent.deliver_with_references`. Raises the store's error if the session
     does not exist.
     """
 
-    def __init__(self, store: Any, session_id: str, model: Any, *, placement: Placement = "before") -> None:
+    def __init__(
+        self, store: AgentStore, session_id: str, model: AgentModel, *, placement: Placement = "before"
+    ) -> None:
         if placement not in ("before", "after"):
             raise ValueError('placement must be "before" or "after"')
         self._store = store
@@ -71,6 +82,7 @@ class Agent:
         self._discarded: Listeners[[dict[str, Any], str]] = Listeners("discard")
         self._entered: Listeners[[list[dict[str, Any]]]] = Listeners("entered")
         self._status_changed: Listeners[[str]] = Listeners("status")
+        self._turn_failed: Listeners[[TurnFailure]] = Listeners("turn error")
         self._status: AgentStatus = "idle"
         self._driver: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -100,12 +112,10 @@ class Agent:
 
     def _read_only_message(self) -> str:
         # The store says why (a compressed DSH log, a session another program writes, file
-        # permissions) and offers the next step; a store without that answer gets a generic one.
-        refusal = getattr(self._store, "write_refusal", None)
-        error = refusal(self.id) if callable(refusal) else None
-        message = getattr(error, "message", None)
-        if isinstance(message, str) and message:
-            return message
+        # permissions) and offers the next step; without an answer the message is a generic one.
+        error = self._store.write_refusal(self.id)
+        if error is not None and error.message:
+            return error.message
         return (
             f"session {self.id!r} is read-only; start a new session and mention it with @ to continue from it"
         )
@@ -121,6 +131,7 @@ class Agent:
             "discard": len(self._discarded),
             "entered": len(self._entered),
             "status": len(self._status_changed),
+            "turn_error": len(self._turn_failed),
         }
 
     # -- sending ---------------------------------------------------------------------------
@@ -195,6 +206,14 @@ class Agent:
         """Call ``callback(status)`` whenever the status changes between ``idle`` and ``running``."""
         return self._status_changed.add(callback)
 
+    def on_turn_error(self, callback: Callable[[TurnFailure], object]) -> Callable[[], None]:
+        """Call ``callback(failure)`` when a turn ends in an error (the model, a listener or the store).
+
+        ``failure.logged`` is False when the log could not record it (e.g. ``STORE_LOCK_TIMEOUT``
+        on ``turn/end``): then this call is the only place the error shows up.
+        """
+        return self._turn_failed.add(callback)
+
     # -- control ---------------------------------------------------------------------------
 
     async def cancel(self) -> bool:
@@ -233,7 +252,7 @@ class Agent:
             if not conversation:
                 raise AgentError(AGENT_NOTHING_TO_COMPACT, "this session has no messages to compact yet")
             summary = await self.model.summarize(conversation)
-            return self._store.write_compaction(self.id, summary)
+            return await uninterrupted(self._store.write_compaction_async(self.id, summary))
 
     # -- the step loop ---------------------------------------------------------------------
 
@@ -257,11 +276,14 @@ class Agent:
         try:
             async with self._lock:
                 while self._inbox.has_work():
-                    await self._run_turn()
+                    if not await self._run_turn():
+                        break  # the log takes no writes: what is queued waits for the next send
         except asyncio.CancelledError:
             raise
-        except Exception:
-            logger.exception("agent %s stopped after a failure it could not log", self.id)
+        except Exception as error:  # a bug, not a refused write: still shown, never silent
+            logger.exception("agent %s stopped after an unexpected failure", self.id)
+            message = f"the reply stopped after an unexpected failure: {describe(error)}"
+            self._report(TurnFailure(self.id, self._last_turn, AGENT_TURN_FAILED, message, logged=False))
         finally:
             task = asyncio.current_task()
             if task is not None:
@@ -280,34 +302,74 @@ class Agent:
         else:
             self._set_status("idle")
 
-    def _log(self, batch: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self._store.append(self.id, list(batch))
+    def _queue_write(self, batch: Sequence[LogEvent]) -> asyncio.Future[list[LogEvent]]:
+        """Queue an append on the session's writer now (its place in the log is fixed here)."""
+        return asyncio.ensure_future(self._store.enqueue_append(self.id, list(batch)))
 
-    def _next_turn_number(self) -> int:
+    async def _write(self, batch: Sequence[LogEvent]) -> list[LogEvent]:
+        """Append and wait until it has landed (through a cancel); `StoreFailed` if it could not."""
+        try:
+            return await uninterrupted(self._queue_write(batch))
+        except Exception as error:
+            raise StoreFailed(error) from error
+
+    async def _next_turn_number(self) -> int:
         if self._last_turn is None:
-            self._last_turn = last_turn_number(self._store.read_log(self.id)[1])
+            try:
+                _, logged = await uninterrupted(asyncio.to_thread(self._store.read_log, self.id))
+            except Exception as error:
+                raise StoreFailed(error) from error
+            self._last_turn = last_turn_number(logged)
         self._last_turn += 1
         return self._last_turn
 
-    async def _run_turn(self) -> None:
-        turn = self._next_turn_number()
-        self._log([events.turn_start(turn)])
+    async def _run_turn(self) -> bool:
+        """Run one turn; False when its start or end could not be logged (the driver stops then)."""
+        # Claimed before the first await: a message sent to an idle agent leaves the inbox (is no
+        # longer "queued") in the same loop turn as the send, as when writes were synchronous.
+        batch = self._inbox.claim(turn_boundary=True)
+        try:
+            turn = await self._next_turn_number()
+            await self._write([events.turn_start(turn)])
+        except StoreFailed as failure:
+            self._last_turn = None  # the turn did not start: its number is read from the log again
+            self._discard(batch, "error")  # never logged: the UI gives them back as drafts
+            self._report(TurnFailure(self.id, None, failure.code, failure.message, logged=False))
+            return False
         end = events.completed()
         step = 0
         try:
-            while step == 0 or self._inbox.has_step_items():
-                batch = self._inbox.claim(turn_boundary=step == 0)
-                if not batch:
-                    break
+            while batch:
                 step += 1
                 step_end = await self._run_step(turn, step, batch)
                 if step_end is not None:
                     end = step_end
                     break
+                batch = self._inbox.claim(turn_boundary=False)
         except asyncio.CancelledError:
-            self._log([events.turn_end(turn, events.cancelled())])
+            await self._end_turn(turn, events.cancelled())
             raise
-        self._log([events.turn_end(turn, end)])
+        except StoreFailed as failure:
+            end = failure.turn_end()
+        return await self._end_turn(turn, end)
+
+    async def _end_turn(self, turn: int, end: TurnEnd) -> bool:
+        """Log ``turn/end``; report an error end (or a ``turn/end`` the log refused) to listeners."""
+        logged = True
+        try:
+            await self._write([events.turn_end(turn, end)])
+        except StoreFailed as failure:
+            logged = False
+            if end.get("reason") != "error":
+                end = failure.turn_end()
+        if end.get("reason") == "error":
+            self._report(TurnFailure(self.id, turn, str(end["errorCode"]), str(end["error"]), logged=logged))
+        return logged
+
+    def _report(self, failure: TurnFailure) -> None:
+        if not failure.logged:
+            logger.warning("session %s: %s: %s (not in the log)", self.id, failure.code, failure.message)
+        self._turn_failed.emit(failure)
 
     def _discard(self, messages: Sequence[dict[str, Any]], reason: str) -> None:
         for message in messages:
@@ -328,61 +390,20 @@ class Agent:
         except Exception as exc:
             logger.exception("pre-step chain failed in session %s", self.id)
             self._discard(batch, "error")
-            return events.failed(AGENT_PRE_STEP_FAILED, f"a pre-step listener failed: {_describe(exc)}")
+            return events.failed(AGENT_PRE_STEP_FAILED, f"a pre-step listener failed: {describe(exc)}")
         entered_ids = {message["id"] for message in entered}
         self._discard([message for message in batch if message["id"] not in entered_ids], "dropped")
         if not entered:
             return events.rejected("no message entered the step")
         try:
-            self._log([events.step_start(turn, step), *map(events.user_message, entered)])
-        except Exception as exc:
-            logger.exception("writing the step's messages failed in session %s", self.id)
-            self._discard(entered, "error")
-            return events.failed(getattr(exc, "code", AGENT_STORE_FAILED), _describe(exc))
+            await self._write([events.step_start(turn, step), *map(events.user_message, entered)])
+        except StoreFailed as failure:
+            logger.warning("session %s: the step's messages were not written: %s", self.id, failure.message)
+            self._discard(entered, "error")  # not in the log: the UI gives them back as drafts
+            return failure.turn_end()
         self._entered.emit([copy.deepcopy(message) for message in entered])
         # A later step of a running turn was started by a steer: say so to the model.
-        return await self._answer(turn, step, steered_ids=entered_ids if step > 1 else frozenset())
-
-    async def _answer(self, turn: int, step: int, *, steered_ids: Collection[str] = ()) -> TurnEnd | None:
-        """Stream the model's reply into the log and close the step; returns an error end or None."""
-        batcher = ChunkBatcher(self._log, turn=turn, step=step)
-        parts: list[str] = []
-        end: TurnEnd | None = None
-        try:
-            surface = await self._store.read_surface(self.id)
-            stream = self.model.stream(conversation_from_surface(surface["events"], steered_ids=steered_ids))
-            try:
-                async for delta in stream:
-                    if isinstance(delta, str) and delta:
-                        parts.append(delta)
-                        batcher.add(delta)
-            finally:
-                close = getattr(stream, "aclose", None)
-                if close is not None:
-                    await close()
-        except asyncio.CancelledError:
-            self._close_step(turn, step, batcher, "".join(parts), completed=False)
-            raise
-        except Exception as exc:
-            code = getattr(exc, "code", None)
-            if not isinstance(code, str):
-                logger.exception("model call failed in session %s", self.id)
-                code = AGENT_MODEL_FAILED
-            end = events.failed(code, _describe(exc))
-        self._close_step(turn, step, batcher, "".join(parts), completed=end is None)
-        return end
-
-    def _close_step(self, turn: int, step: int, batcher: ChunkBatcher, text: str, *, completed: bool) -> None:
-        """Write the remaining chunks, the assistant message (if anything was said) and ``step/end``."""
-        pending = batcher.take_pending()
-        if text or completed:
-            pending.append(events.assistant_message(turn, step, text, self.model))
-        pending.append(events.step_end(turn, step))
-        self._log(pending)
-
-
-def _describe(exc: BaseException) -> str:
-    message = getattr(exc, "message", None)
-    if isinstance(message, str) and message:
-        return message
-    return str(exc) or type(exc).__name__
+        steered = entered_ids if step > 1 else frozenset()
+        return await answer(
+            self._store, self.id, self.model, self._queue_write, turn, step, steered_ids=steered
+        )

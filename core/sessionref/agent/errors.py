@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from sessionref.contract.errors import CodedError
@@ -16,6 +17,9 @@ AGENT_NO_EVENT_LOOP: Final = "AGENT_NO_EVENT_LOOP"
 AGENT_PRE_STEP_FAILED: Final = "AGENT_PRE_STEP_FAILED"
 AGENT_MODEL_FAILED: Final = "AGENT_MODEL_FAILED"
 AGENT_STORE_FAILED: Final = "AGENT_STORE_FAILED"
+"""A read or write of the log failed with an error that carries no code of its own."""
+AGENT_TURN_FAILED: Final = "AGENT_TURN_FAILED"
+"""An unexpected failure (a bug) stopped the step loop; only reported to ``on_turn_error``."""
 
 
 class AgentError(CodedError):
@@ -23,3 +27,19 @@ class AgentError(CodedError):
 
     ``code`` is one of the ``AGENT_*`` constants, ``message`` is a sentence for people.
     """
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFailure:
+    """A turn that ended in an error, as ``Agent.on_turn_error`` reports it.
+
+    ``code`` is stable (``MODEL_AUTH``, ``STORE_LOCK_TIMEOUT``, ``AGENT_PRE_STEP_FAILED``, ...),
+    ``message`` is for people. ``turn`` is None when the turn could not even start. ``logged``
+    is False when the log could not record the error: then a UI must show it from here.
+    """
+
+    session_id: str
+    turn: int | None
+    code: str
+    message: str
+    logged: bool

@@ -159,6 +159,21 @@ class MemoryStore:
         self._require(session_id)
         return session_id not in self.read_only
 
+    def write_refusal(self, session_id: str) -> FakeStoreError | None:
+        return None if self.is_writable(session_id) else FakeStoreError("STORE_READ_ONLY", "read-only")
+
+    def enqueue_append(self, session_id: str, events: Sequence[dict[str, Any]]) -> asyncio.Future[Any]:
+        """Appends at once (in call order, like the real writer) and returns a settled future."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        try:
+            future.set_result(self.append(session_id, events))
+        except Exception as error:
+            future.set_exception(error)
+        return future
+
+    async def write_compaction_async(self, session_id: str, summary: str) -> dict[str, Any]:
+        return self.write_compaction(session_id, summary)
+
     def append(self, session_id: str, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         _, log = self._require(session_id)
         if session_id in self.read_only:

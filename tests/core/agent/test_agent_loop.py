@@ -319,9 +319,9 @@ async def test_chunks_are_appended_in_batches(store: Any, model: ScriptedModel) 
     appends: list[int] = []
     real_append = store.append
 
-    def counting_append(session_id: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def counting_append(session_id: str, events: list[dict[str, Any]], **options: Any) -> Any:
         appends.append(sum(1 for event in events if event["type"] == "assistant/chunk"))
-        return real_append(session_id, events)
+        return real_append(session_id, events, **options)
 
     store.append = counting_append
     agent.followup(make_user_message("long answer please"))
