@@ -282,9 +282,10 @@ class SessionrefApp(SessionView):
 
         self.push_screen(RenameScreen(current), renamed)
 
-    def _rename(self, session_id: str, title: str) -> None:
+    @work(group="rename", exit_on_error=False)
+    async def _rename(self, session_id: str, title: str) -> None:
         try:
-            self.workspace.store.rename(session_id, title)
+            await self.workspace.store.rename_async(session_id, title)  # written off the UI loop
         except Exception as error:
             text = error_text(error, "Could not rename the session", self.workspace.error_log)
             self.notify(text, severity="error", markup=False)

@@ -190,7 +190,7 @@ def _exists(store: Any, session_id: str) -> bool:
 async def _title(host: CommandHost, argument: str) -> None:
     if not argument:
         raise CommandError("REPL_USAGE", "usage: /title <text>")
-    host.workspace.store.rename(_existing(host, "title").id, argument)
+    await host.workspace.store.rename_async(_existing(host, "title").id, argument)
 
 
 async def _compact(host: CommandHost, _argument: str) -> None:
