@@ -152,7 +152,9 @@ class CandidateIndex:
         self._id_column, self._created, self._cwds, self._label_column = ids, created, cwds, labels
         self._updated = updated
         self._records: list[SessionRecord | None] = [None] * len(ids)
-        self._position_index: dict[str, int] | None = None
+        # Built now, in C (a few ms at 100k), not on the first change: that change is made by a
+        # writer thread, and a long pure-Python build there holds the GIL the UI loop waits for.
+        self._position_index: dict[str, int] = dict(zip(ids, range(len(ids)), strict=True))
         by_cwd: dict[str, list[int]] = {}
         no_cwd: list[int] = []
         with_cwd: list[int] = []
@@ -179,9 +181,7 @@ class CandidateIndex:
 
     @property
     def _position_of(self) -> dict[str, int]:
-        """List position by session id (built on the first change, not at open)."""
-        if self._position_index is None:
-            self._position_index = {session_id: p for p, session_id in enumerate(self._id_column)}
+        """List position by session id."""
         return self._position_index
 
     def _record(self, position: int) -> SessionRecord:
