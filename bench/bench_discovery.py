@@ -12,7 +12,11 @@ title, sometimes a rename, an assistant reply), then measures:
 * re-opening the indexed store: in full (`open_store`, which walks and stats every log) and from
   the index alone (`open_store(catch_up=False)`, as the TUI does before its background `refresh()`).
 
-Run: `/work/venv/bin/python bench/bench_discovery.py [--sizes 1000,10000,100000]`. Prints a markdown table.
+First indexing scans new folders with helper processes on the other cores (`first_scan`);
+`--serial-first-scan` measures it in one process, for comparison. The machine's load average is
+printed with the table: on a shared machine, wall times depend on it.
+
+Run: `.venv/bin/python bench/bench_discovery.py [--sizes 1000,10000,100000]`. Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import shutil
 import tempfile
@@ -30,6 +35,7 @@ from pathlib import Path
 
 from sessionref.service.candidates import matches_needle, workspace_rank
 from sessionref.service.references import SessionReferences
+from sessionref.store import first_scan
 from sessionref.store.layout import encode_session_segment, project_key
 from sessionref.store.logfile import parse_log
 from sessionref.store.store import SessionStore, open_store
@@ -294,7 +300,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--keep", action="store_true", help="keep the generated stores")
+    parser.add_argument("--serial-first-scan", action="store_true", help="index without helper processes")
     args = parser.parse_args()
+    if args.serial_first_scan:
+        first_scan.PARALLEL_MIN_FOLDERS = 1 << 62
+    load_before = os.getloadavg()
     base = Path(tempfile.mkdtemp(prefix="sessionref-bench-"))
     try:
         rows = [asyncio.run(run_size(int(size), base)) for size in args.sizes.split(",")]
@@ -309,6 +319,13 @@ def main() -> None:
     print(
         f"\n{len(keystrokes())} keystrokes × 3 rounds per size via SessionReferences(store).list_candidates "
         f"(store.search_candidates fast path), limit 50, queries typed one character at a time: {QUERIES}"
+    )
+    helpers = 0 if args.serial_first_scan else first_scan.helper_count()
+    load = os.getloadavg()
+    print(
+        f"First indexing with {helpers} helper process(es); CPU is this process's only. Load average "
+        f"{load_before[0]:.2f} before, {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} after, "
+        f"on {os.cpu_count()} cores."
     )
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
 from sessionref.service.protocols import Progress, SessionRecord
 from sessionref.store.errors import StoreError, shown_id
+from sessionref.store.first_scan import scan_new_folders
 from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
 from sessionref.store.logfile import is_compressed
@@ -65,6 +66,22 @@ def _session_dirs(root: Path, refused: list[str]) -> Iterator[str]:
     for project in _entries(root, refused):
         for session in _entries(project.path, refused):
             yield f"{project.name}/{session.name}"
+
+
+def _reporter(progress: Progress | None, total: int) -> Callable[[int], None]:
+    """`progress(done, total)` every `PROGRESS_EVERY` folders and once at the end (never for 0)."""
+    if progress is None or total == 0:
+        return lambda done: None
+    reported = progress
+    last = 0
+
+    def report(done: int) -> None:
+        nonlocal last
+        if done == total or done // PROGRESS_EVERY > last // PROGRESS_EVERY:
+            last = done
+            reported(done, total)
+
+    return report
 
 
 def _record(state: LogState) -> SessionRecord:
@@ -117,32 +134,22 @@ class Catalog:
         seen: set[str] = set()
         changes: list[tuple[LogState | None, LogState]] = []
         refused: list[str] = []
-        # (plain log path, zstd log path, whether either is known) per session folder.
-        folders = [
-            (plain, packed, plain in known or packed in known)
-            for folder in _session_dirs(self.root, refused)
-            for plain, packed in ((f"{folder}/{LOG_NAME}", f"{folder}/{ZSTD_LOG_NAME}"),)
-        ]
-        total = sum(1 for *_, is_known in folders if not is_known)
-        report = progress is not None and total > 0
-        done = 0
-        for plain, packed, is_known in folders:
+        new_folders: list[str] = []
+        for folder in _session_dirs(self.root, refused):
+            plain, packed = f"{folder}/{LOG_NAME}", f"{folder}/{ZSTD_LOG_NAME}"
+            if plain not in known and packed not in known:
+                new_folders.append(folder)
+                continue
             # A known log costs one stat; the other name is only tried when it is gone (DSH may
-            # compress a finished session) or for a folder seen for the first time.
-            if is_known:
-                first = [path for path in (plain, packed) if path in known]
-                if self._scan_paths(first, known, seen, changes):
-                    continue
+            # compress a finished session).
+            first = [path for path in (plain, packed) if path in known]
+            if not self._scan_paths(first, known, seen, changes):
                 others = [path for path in (plain, packed) if path not in known]
                 self._scan_paths(others, known, seen, changes)
-                continue
-            self._scan_paths([plain, packed], known, seen, changes)
-            if report and progress is not None:
-                done += 1
-                if done % PROGRESS_EVERY == 0:
-                    progress(done, total)
-        if report and progress is not None:
-            progress(total, total)
+        # Folders seen for the first time (all of them in a first indexing): on every core.
+        for state in scan_new_folders(self._root_text, new_folders, _reporter(progress, len(new_folders))):
+            seen.add(state.path)
+            changes.append((None, state))
         gone = [state for path, state in known.items() if path not in seen]
         return Walk(changes, gone, refused)
 

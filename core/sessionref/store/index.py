@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import operator
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from sessionref.store.paths import log_path_shape
@@ -109,6 +110,10 @@ _WELL_TYPED = " AND ".join(_typed(c, k, n) for c, (k, n) in zip(_COLUMNS, _TYPES
 _LOAD_QUERY = f"SELECT {', '.join(_COLUMNS)}, coalesce(last_time, created_at) FROM logs" + (
     "" if STRICT_TABLES else f" WHERE {_WELL_TYPED}"
 )
+
+
+_ROW_OF = operator.attrgetter(*_COLUMNS)
+_SAVE_SQL = f"INSERT OR REPLACE INTO logs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
 
 
 def _storable(row: tuple[object, ...]) -> bool:
@@ -229,14 +234,17 @@ class DiscoveryIndex:
 
     def save(self, states: Iterable[LogState]) -> None:
         """Insert or update rows in one transaction (rows that cannot be stored as text are skipped)."""
-        rows = [tuple(getattr(state, column) for column in _COLUMNS) for state in states]
-        storable = [row for row in rows if _storable(row)]
-        if len(storable) < len(rows):
+        rows = list(map(_ROW_OF, states))
+        if not rows:
+            return
+        try:  # one pass in C; only a row SQLite cannot take as text makes every row be checked
+            "\x00".join(value for row in rows for value in row if isinstance(value, str)).encode("utf-8")
+        except UnicodeEncodeError:
+            storable = [row for row in rows if _storable(row)]
             log.warning("not indexing %d logs whose fields are not valid Unicode", len(rows) - len(storable))
-        if storable:
-            placeholders = ", ".join("?" for _ in _COLUMNS)
-            sql = f"INSERT OR REPLACE INTO logs ({', '.join(_COLUMNS)}) VALUES ({placeholders})"
-            self._write(sql, storable)
+            rows = storable
+        if rows:
+            self._write(_SAVE_SQL, rows)
 
     def delete(self, paths: Iterable[str]) -> None:
         """Forget rows for logs that no longer exist."""
@@ -244,7 +252,7 @@ class DiscoveryIndex:
         if rows:
             self._write("DELETE FROM logs WHERE path = ?", rows)
 
-    def _write(self, sql: str, rows: list[tuple[object, ...]]) -> None:
+    def _write(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
         try:
             with self._transaction():
                 self._connection.executemany(sql, rows)

@@ -123,6 +123,18 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""One decoder for every line (`json.loads` with an option builds a new one per call)."""
+
+
+def _loads(line: bytes) -> Any:
+    # `json.loads` of bytes first guesses the encoding from a BOM or zero bytes; a line that
+    # starts with `{` and a non-zero byte is UTF-8 by that same rule, so it skips the guess.
+    if line[:1] == b"{" and line[1:2] not in (b"", b"\x00"):
+        return _DECODER.decode(line.decode("utf-8", "surrogatepass"))
+    return json.loads(line, parse_constant=_reject_constant)
+
+
 def parse_line(line: bytes) -> dict[str, Any] | None:
     """The JSON object on `line`, or None when it is not one.
 
@@ -132,7 +144,7 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        value = json.loads(line, parse_constant=_reject_constant)
+        value = _loads(line)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(value, dict):
