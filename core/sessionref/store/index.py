@@ -24,6 +24,8 @@ from sessionref.store.scan import LogState
 log = logging.getLogger("sessionref.store")
 
 INDEX_FILE_NAME = ".sessionref-index.sqlite"
+CAUGHT_UP_KEY = "caught_up_at"
+"""Meta key: when (epoch ms) the last walk that caught every log up began (see `index_query`)."""
 SCHEMA_VERSION = "2"  # 2: `last_time` (last activity)
 _COLUMNS = (
     "path",
@@ -77,15 +79,19 @@ INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');
 """
 
 
-def index_path_for(root: Path) -> Path:
-    """Where the index of `root` lives: beside the logs, or the user cache dir if the root is read-only."""
+def index_path_for(root: Path, *, create: bool = True) -> Path:
+    """Where the index of `root` lives: beside the logs, or the user cache dir if the root is read-only.
+
+    `create=False` (a reader) never makes the cache folder; the path may then not exist.
+    """
     if os.access(root, os.W_OK):
         return root / INDEX_FILE_NAME
     import platformdirs
 
     digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:24]
     cache = platformdirs.user_cache_path("sessionref") / "indexes"
-    cache.mkdir(parents=True, exist_ok=True)
+    if create:
+        cache.mkdir(parents=True, exist_ok=True)
     return cache / f"{digest}.sqlite"
 
 
@@ -251,6 +257,11 @@ class DiscoveryIndex:
         rows = [(path,) for path in paths]
         if rows:
             self._write("DELETE FROM logs WHERE path = ?", rows)
+
+    def mark_caught_up(self, started_ms: int) -> None:
+        """Record that a walk begun at `started_ms` caught every log up (readers judge freshness by it)."""
+        row = (CAUGHT_UP_KEY, str(started_ms))
+        self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [row])
 
     def _write(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
         try:

@@ -128,6 +128,7 @@ class SessionStore:
         with self._lock:
             self._catalog.rebuild_ids()
             if catch_up or self._index.rebuilt or not self._catalog.states:
+                started = _now_ms()
                 try:
                     walk = self._catalog.walk(dict(self._catalog.states), progress)
                 except BaseException:  # e.g. raised by `progress` to stop: nothing was written
@@ -135,6 +136,7 @@ class SessionStore:
                     self._lanes.close()
                     raise
                 self._catalog.apply_walk(walk)
+                self._index.mark_caught_up(started)
                 self.caught_up = True
             self._catalog.candidates()  # built now so the first keystroke does not pay for it
 
@@ -456,10 +458,12 @@ class SessionStore:
         with self._lock:
             self._check_open()
             known = dict(self._catalog.states)
+        started = _now_ms()
         walk = self._catalog.walk(known, progress)
         with self._lock:
             self._check_open()
             self._catalog.apply_walk(walk)
+            self._index.mark_caught_up(started)
             self.caught_up = True
 
     def close(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_store import HERE, HOSTILE_ID, user_message
@@ -181,3 +182,49 @@ def test_show_names_the_unreadable_lines_it_left_out(store_root: Path, capsys) -
     assert "skipped:" not in out
     code, out, _ = run(capsys, "show", "beta", "--store", str(store_root), "--json")
     assert json.loads(out)["skippedLines"] == []
+
+
+# -- `sessions` straight from the index (issue 12) -------------------------------------------------
+
+
+def _json_listing(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
+    assert main(["sessions", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_sessions_answers_from_a_recent_index_without_opening_the_store(
+    store_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sessionref_tui.cli.data_commands as data_commands
+
+    queries = [[], ["abnf"], ["ALPHA"], ["zzz"]]
+    opened = [_json_listing(capsys, *query, "--store", str(store_root), "--cwd", HERE, "--fresh")
+              for query in queries]
+
+    def no_open(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the store was opened")
+
+    monkeypatch.setattr(data_commands, "open_cli_store", no_open)
+    from_index = [_json_listing(capsys, *query, "--store", str(store_root), "--cwd", HERE)
+                  for query in queries]
+    assert from_index == opened
+    assert [len(rows) for rows in opened] == [3, 1, 1, 0]
+
+
+def test_sessions_opens_the_store_when_the_index_is_stale(
+    store_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sessionref_tui.cli.data_commands as data_commands
+
+    monkeypatch.setattr(data_commands, "INDEX_MAX_AGE_SECONDS", -1)  # every index is too old
+    opened: list[object] = []
+    real_open = data_commands.open_cli_store
+
+    def counting_open(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args)
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(data_commands, "open_cli_store", counting_open)
+    rows = _json_listing(capsys, "abnf", "--store", str(store_root))
+    assert [row["sessionId"] for row in rows] == ["alpha"]
+    assert len(opened) == 1

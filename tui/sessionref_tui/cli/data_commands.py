@@ -13,13 +13,14 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.cells import cell_len
 from sessionref.service.session_ids import resolve_session_id
 
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
-from sessionref_tui.cli.store_access import open_cli_store
+from sessionref_tui.cli.store_access import INDEX_MAX_AGE_SECONDS, existing_store_root, open_cli_store
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 
 if TYPE_CHECKING:
@@ -90,15 +91,54 @@ def format_session_rows(found: Sequence[Candidate], cwd: str, now_ms: float) -> 
     return rows
 
 
+def _from_index(root: Path, query: str, limit: int, cwd: str) -> tuple[list[Candidate], bool] | None:
+    """The `sessions` answer read from the discovery index alone, or None when it is missing or stale.
+
+    The same candidates `list_candidates` gives (a randomized test holds them equal); see
+    `INDEX_MAX_AGE_SECONDS` for how fresh they are.
+    """
+    from sessionref.service.candidates import Candidate as Found
+    from sessionref.service.candidates import checked_candidate_limit, label_from_title
+    from sessionref.store.index_query import query_index
+
+    checked = checked_candidate_limit(limit)
+    needle = query.lower()
+    answer = query_index(root, exclude_id="", target_cwd=cwd, needle=needle, limit=checked,
+                         max_age=INDEX_MAX_AGE_SECONDS)
+    if answer is None:
+        return None
+    found = [
+        Found(
+            record.id,
+            label_from_title(record.id, label),
+            record.cwd,
+            record.created_at,
+            record.cwd is not None and record.cwd == cwd,
+            record.updated_at,
+        )
+        for record, label in answer.found
+    ]
+    return found, answer.any_sessions
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
-    """`sessions [QUERY]`: ranked like completion; says so when the store has no sessions yet."""
-    store = open_cli_store(args)
-    try:
-        cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
-        found, any_sessions = asyncio.run(_listing(store, args.query, args.limit, cwd))
-        root = store.root
-    finally:
-        store.close()
+    """`sessions [QUERY]`: ranked like completion; says so when the store has no sessions yet.
+
+    Answered from the discovery index when its last catch-up is recent (`INDEX_MAX_AGE_SECONDS`),
+    else (or with `--fresh`) by opening the store, which catches up with the logs first.
+    """
+    cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+    root = existing_store_root(args)
+    answer = None if args.fresh else _from_index(root, args.query, args.limit, cwd)
+    if answer is not None:
+        found, any_sessions = answer
+    else:
+        store = open_cli_store(args)
+        try:
+            found, any_sessions = asyncio.run(_listing(store, args.query, args.limit, cwd))
+            root = store.root
+        finally:
+            store.close()
     if args.json:
         print(safe_json([candidate.to_json(with_mention=True) for candidate in found]))
         return EXIT_OK

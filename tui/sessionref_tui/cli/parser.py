@@ -32,6 +32,13 @@ WRITE_STORE_HELP: Final = (
 )
 ID_HELP: Final = "a session id, or a unique start of one (an exact id always wins)"
 CWD_HELP: Final = "working directory new sessions belong to (default: here)"
+SESSIONS_DESCRIPTION: Final = (
+    "List sessions you can mention, ranked like @ completion.\n\n"
+    "Fast for scripts: the answer comes straight from the store's discovery index while a sessionref "
+    "process caught that index up with the logs less than a minute ago; otherwise the store is opened "
+    "and caught up first. What sessionref writes is always in the index at once; a session another "
+    "program (such as DSH) created or changed may show up to a minute late. --fresh always catches up."
+)
 
 DESCRIPTION: Final = """\
 Mention one AI chat session inside another.
@@ -179,11 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
     repl.add_argument("--cwd", metavar="DIR", type=_cwd, help=CWD_HELP)
 
     sessions = add("sessions", "List sessions you can mention, ranked like @ completion.", read_store,
-                   as_json)
+                   as_json, description=SESSIONS_DESCRIPTION)
     sessions.add_argument("query", nargs="?", default="", help="text to find in the title, id or cwd")
     sessions.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N rows (50)")
     sessions.add_argument("--cwd", metavar="DIR", type=_cwd,
                           help="rank sessions of DIR first (default: here)")
+    sessions.add_argument("--fresh", action="store_true",
+                          help="catch up with every log first, even if the index was caught up recently")
 
     show = add("show", "Print a session's current (folded) conversation.", read_store, as_json)
     show.add_argument("session_id", metavar="ID", help=ID_HELP)

@@ -26,6 +26,15 @@ CLI_STORE_NOT_CREATED: Final = "CLI_STORE_NOT_CREATED"
 LARGE_STORE_SESSIONS: Final = 500
 """First-time indexing of at least this many sessions prints progress on stderr."""
 
+INDEX_MAX_AGE_SECONDS: Final = 60
+"""`sessions` answers from the discovery index alone while the last walk over the logs (by any
+sessionref process) is at most this old; past it, it opens the store, which catches up first.
+
+The trade-off: what sessionref itself writes is in the index at once, but a session another
+program (DSH) creates, renames or continues may show up to this many seconds late. Scripts that
+call `sessionref sessions` in a loop pay for one catch-up per minute, not one per call;
+`sessions --fresh` always catches up."""
+
 
 class CliError(CodedError):
     """A failure the CLI reports with a stable code."""
