@@ -128,7 +128,7 @@ class SessionStore:
         with self._lock:
             self._catalog.rebuild_ids()
             if catch_up or self._index.rebuilt or not self._catalog.states:
-                started = _now_ms()
+                started = time.time_ns() // 1_000_000  # wall clock, not the stamp of events
                 try:
                     walk = self._catalog.walk(dict(self._catalog.states), progress)
                 except BaseException:  # e.g. raised by `progress` to stop: nothing was written
@@ -458,7 +458,7 @@ class SessionStore:
         with self._lock:
             self._check_open()
             known = dict(self._catalog.states)
-        started = _now_ms()
+        started = time.time_ns() // 1_000_000  # wall clock, not the stamp of events
         walk = self._catalog.walk(known, progress)
         with self._lock:
             self._check_open()
