@@ -112,14 +112,20 @@ def _typed(column: str, kind: type, nullable: bool) -> str:
 # Rows whose columns hold the wrong types never load: a STRICT table cannot hold them once
 # quick_check passed at open; without STRICT tables (SQLite < 3.37) the query leaves them out.
 _WELL_TYPED = " AND ".join(_typed(c, k, n) for c, (k, n) in zip(_COLUMNS, _TYPES, strict=True))
+# `LogState`'s fields in order. The table's `torn` column is no longer used: always written 0,
+# kept so that indexes of earlier versions stay valid (no schema change, no rebuild).
+_STATE_COLUMNS = tuple(column for column in _COLUMNS if column != "torn")
 # The last column is the derived `LogState.updated_at` (last activity), computed by SQLite too.
-_LOAD_QUERY = f"SELECT {', '.join(_COLUMNS)}, coalesce(last_time, created_at) FROM logs" + (
+_LOAD_QUERY = f"SELECT {', '.join(_STATE_COLUMNS)}, coalesce(last_time, created_at) FROM logs" + (
     "" if STRICT_TABLES else f" WHERE {_WELL_TYPED}"
 )
 
 
-_ROW_OF = operator.attrgetter(*_COLUMNS)
-_SAVE_SQL = f"INSERT OR REPLACE INTO logs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+_ROW_OF = operator.attrgetter(*_STATE_COLUMNS)
+_SAVE_SQL = (
+    f"INSERT OR REPLACE INTO logs ({', '.join(_STATE_COLUMNS)}, torn)"
+    f" VALUES ({', '.join('?' for _ in _STATE_COLUMNS)}, 0)"
+)
 
 
 def _storable(row: tuple[object, ...]) -> bool:
@@ -225,7 +231,7 @@ class DiscoveryIndex:
         shaped = log_path_shape  # SQLite decoded the text as strict UTF-8: the path's shape is left
         try:
             total = self._connection.execute("SELECT count(*) FROM logs").fetchone()[0]
-            # A tight loop (this runs for every row at every open); `torn` stays SQLite's 0/1.
+            # A tight loop (this runs for every row at every open).
             for row in self._connection.execute(_LOAD_QUERY):
                 if shaped(row[0]):
                     states[row[0]] = LogState(*row)

@@ -48,7 +48,6 @@ class LogState:
     mtime_ns: int = -1
     last_seq: int | None = None
     problem: str | None = None
-    torn: bool = False
     last_time: int | None = None
     updated_at: int = 0
     """Last activity: `last_time`, else `created_at` (derived, not stored; see `settle_activity`)."""
@@ -205,13 +204,10 @@ def scan_log(root: Path | str, relative: str, previous: LogState | None) -> LogS
         return LogState(path=relative, size=status.st_size, mtime_ns=status.st_mtime_ns, problem=reason)
     split = split_lines(data, base=state.offset)
     lines = split.lines
-    state.torn = False
-    if split.tail.strip():
-        if is_compressed(path) or parse_line(split.tail) is not None:
-            lines = [*lines, split.tail]
-            split.consumed += len(split.tail)
-        else:
-            state.torn = True
+    # An unterminated last line that does not parse yet is not there yet: read again next time.
+    if split.tail.strip() and (is_compressed(path) or parse_line(split.tail) is not None):
+        lines = [*lines, split.tail]
+        split.consumed += len(split.tail)
     _consume_lines(state, lines, at_start=not incremental)
     if state.session_id is None and state.problem is None:
         state.problem = "the log has no header yet"
