@@ -33,10 +33,14 @@ class PreparedMessage(Protocol):
     """What ``SessionReferences.prepare`` returns: readable content and an optional snapshot message."""
 
     @property
-    def content(self) -> Sequence[ContentBlock]: ...  # read-only: a frozen result satisfies it
+    def content(self) -> Sequence[ContentBlock]:
+        """The readable prompt's content blocks (read-only: a frozen result satisfies it)."""
+        ...
 
     @property
-    def additional_context(self) -> UserMessage | None: ...
+    def additional_context(self) -> UserMessage | None:
+        """The snapshot user message, or None when nothing was referenced."""
+        ...
 
 
 class DeliveryTicket:

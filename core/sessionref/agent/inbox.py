@@ -31,10 +31,6 @@ class Inbox:
             batch.append(self.next_turn.pop(0))
         return batch
 
-    def has_step_items(self) -> bool:
-        """True when the next step boundary would claim something."""
-        return bool(self.next_step)
-
     def has_work(self) -> bool:
         """True when a new turn would claim something."""
         return bool(self.next_step or self.next_turn)

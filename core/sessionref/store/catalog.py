@@ -122,10 +122,6 @@ class Catalog:
         self._candidates: CandidateIndex | None = None
         self._reported: set[str] = set()
 
-    def refresh(self, progress: Progress | None = None) -> None:
-        """Catch every log up with its file."""
-        self.apply_walk(self.walk(dict(self.states), progress))
-
     def walk(self, known: dict[str, LogState], progress: Progress | None = None) -> Walk:
         """Scan the root against `known` (a snapshot of `states`) without changing the catalogue.
 

@@ -185,9 +185,10 @@ class _Helpers:
                 progress(done)
                 continue
             busy.discard(helper)
-            index, helper.chunk = helper.chunk, None
-            if index is None:
+            held, helper.chunk = helper.chunk, None
+            if held is None:
                 continue
+            index = held
             if isinstance(reply, BaseException) or not isinstance(reply, tuple):
                 log.info("a scan helper stopped (%s); its folders are scanned here", reply)
                 waiting.append(index)

@@ -17,7 +17,7 @@ projection leaves it out of a referenced conversation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from sessionref.service.protocols import SurfaceSnapshot
 from sessionref.store.errors import STORE_INVALID_LOG, StoreError
@@ -36,7 +36,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 3] + "..."
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -72,11 +72,6 @@ class WriteLanes:
             else:
                 future.set_result(result)
 
-    def busy(self) -> bool:
-        """Whether any lane still has a job queued or running."""
-        with self._guard:
-            return bool(self._lanes)
-
     def close(self) -> None:
         """Refuse new jobs, run every job already queued, then stop the workers (idempotent)."""
         with self._guard:

@@ -42,7 +42,7 @@ except ImportError:  # pragma: no cover - Windows
 try:  # Windows
     import msvcrt as _msvcrt  # type: ignore[import-not-found,unused-ignore]
 except ImportError:
-    _msvcrt = None
+    _msvcrt = None  # type: ignore[assignment,unused-ignore]
 
 log = logging.getLogger("sessionref.store")
 

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
 from sessionref.store.errors import (
     STORE_INVALID_LOG,
@@ -154,7 +154,7 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     return value
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -9,6 +9,8 @@ unreadable (skipped) instead of being handed on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 MAX_NESTING_DEPTH = 200
 """Deepest accepted nesting of objects and arrays in one event (the event object itself is 1)."""
 
@@ -21,6 +23,7 @@ def nesting_exceeds(value: object, limit: int = MAX_NESTING_DEPTH) -> bool:
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[object]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list | tuple):

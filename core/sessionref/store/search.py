@@ -117,6 +117,8 @@ class CandidateIndex:
     is only made for an entry a search returns.
     """
 
+    _records: list[SessionRecord | None]
+
     def __init__(self, entries: Sequence[Entry]) -> None:
         self._build(
             [record.id for record, _ in entries],
@@ -125,7 +127,7 @@ class CandidateIndex:
             [label for _, label in entries],
             [record.updated_at for record, _ in entries],
         )
-        self._records = [record for record, _ in entries]
+        self._records = list[SessionRecord | None](record for record, _ in entries)
 
     @classmethod
     def from_columns(
@@ -151,7 +153,7 @@ class CandidateIndex:
     ) -> None:
         self._id_column, self._created, self._cwds, self._label_column = ids, created, cwds, labels
         self._updated = updated
-        self._records: list[SessionRecord | None] = [None] * len(ids)
+        self._records = [None] * len(ids)
         # Built now, in C (a few ms at 100k), not on the first change: that change is made by a
         # writer thread, and a long pure-Python build there holds the GIL the UI loop waits for.
         self._position_index: dict[str, int] = dict(zip(ids, range(len(ids)), strict=True))
@@ -268,10 +270,10 @@ class CandidateIndex:
 
     def _base_by_rank(self, target_cwd: str | None, needle: str) -> list[Iterable[int]]:
         if needle == "":
-            own = self._by_cwd.get(target_cwd, []) if target_cwd is not None else []
+            everyone_here = self._by_cwd.get(target_cwd, []) if target_cwd is not None else []
             cwds = self._cwds
             others = (p for p in self._with_cwd.positions if cwds[p] != target_cwd)
-            return [own, self._no_cwd.positions, others]
+            return [everyone_here, self._no_cwd.positions, others]
         own: Iterable[int] = []
         if target_cwd is not None and target_cwd in self._by_cwd:
             own = (

@@ -54,10 +54,6 @@ class DirectorySpillStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).absolute()
 
-    def directory_for(self, owner: SpillOwner) -> Path:
-        """The directory holding the transcripts owned by `owner`."""
-        return self.root / SPILL_FOLDER / encode_path_segment(owner.session_id)
-
     async def save_text(
         self, owner: SpillOwner, source: SpillSource, suggested_name: str, content: str
     ) -> SpillRef:

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sessionref.contract.titles import normalize_title
-from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
+from sessionref.service.protocols import Progress, SessionRecord, SurfaceSnapshot
 from sessionref.store.access import SurfaceReport, fold_report, not_found, read_report, write_target
-from sessionref.store.catalog import Catalog, Progress
+from sessionref.store.catalog import Catalog
 from sessionref.store.errors import (
     STORE_CLOSED,
     STORE_INVALID_EVENT,
@@ -416,10 +416,10 @@ class SessionStore:
         """The header line of a session, from the index (from the log if the index row is unusable)."""
         state = self._state(session_id)
         try:
-            header = json.loads(state.header_json or "")
+            header: object = json.loads(state.header_json or "")
         except (ValueError, RecursionError):
             header = None
-        if not is_header(header) or header.get("id") != session_id:
+        if not isinstance(header, dict) or not is_header(header) or header.get("id") != session_id:
             return self._report(session_id).header
         return header
 

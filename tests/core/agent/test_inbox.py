@@ -26,7 +26,7 @@ def test_claim_inside_a_turn_leaves_next_turn_items() -> None:
     inbox.push("next-turn", make_user_message("t1"))
     inbox.push("next-step", make_user_message("s1"))
     assert texts(inbox.claim(turn_boundary=False)) == ["s1"]
-    assert not inbox.has_step_items()
+    assert inbox.next_step == []
     assert inbox.has_work()
     assert texts([m for _, m in inbox.pending()]) == ["t1"]
 
