@@ -35,7 +35,6 @@ from pathlib import Path
 
 from sessionref.service.candidates import matches_needle, workspace_rank
 from sessionref.service.references import SessionReferences
-from sessionref.store import first_scan
 from sessionref.store.layout import encode_session_segment, project_key
 from sessionref.store.logfile import parse_log
 from sessionref.store.store import SessionStore, open_store
@@ -302,7 +301,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the generated stores")
     parser.add_argument("--serial-first-scan", action="store_true", help="index without helper processes")
     args = parser.parse_args()
-    if args.serial_first_scan:
+    try:
+        from sessionref.store import first_scan
+    except ImportError:  # code from before helper processes (this script also measures it)
+        first_scan = None
+    if args.serial_first_scan and first_scan is not None:
         first_scan.PARALLEL_MIN_FOLDERS = 1 << 62
     load_before = os.getloadavg()
     base = Path(tempfile.mkdtemp(prefix="sessionref-bench-"))
@@ -320,7 +323,7 @@ def main() -> None:
         f"\n{len(keystrokes())} keystrokes × 3 rounds per size via SessionReferences(store).list_candidates "
         f"(store.search_candidates fast path), limit 50, queries typed one character at a time: {QUERIES}"
     )
-    helpers = 0 if args.serial_first_scan else first_scan.helper_count()
+    helpers = 0 if args.serial_first_scan or first_scan is None else first_scan.helper_count()
     load = os.getloadavg()
     print(
         f"First indexing with {helpers} helper process(es); CPU is this process's only. Load average "
