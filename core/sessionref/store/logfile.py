@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
@@ -32,6 +33,13 @@ Decompression streams and stops there, so a 33 KB `.zstd` that expands to 1 GiB 
 this much memory (plus one read chunk) instead of the whole expansion.
 """
 _DECOMPRESS_CHUNK = 1 << 20
+YIELD_EVERY_LINES = 200
+"""Parsing a whole log gives up the GIL this often (about every millisecond of work).
+
+Logs are read and folded in worker threads, but parsing is pure Python: without a pause, a
+thread holds the GIL for Python's whole switch interval (5 ms) at a time, and that is how long
+the UI loop then waits (bench_loop_stall.py measures it). A pause costs about a microsecond.
+"""
 
 
 def is_compressed(path: Path | str) -> bool:
@@ -289,6 +297,8 @@ def parse_log_report(data: bytes) -> LogReport:
     skipped: list[int] = []
     previous: int | None = None
     for number, line in enumerate(_readable_lines(data), start=1):
+        if number % YIELD_EVERY_LINES == 0:
+            time.sleep(0)  # lets a waiting thread (the UI loop) have the GIL; see YIELD_EVERY_LINES
         if not line.strip():
             continue
         record = parse_line(line)
