@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sessionref.agent import Agent
+from sessionref.agent import Agent, TurnFailure
 from sessionref.contract.errors import CodedError, InternalErrorLog, describe_error
 from sessionref.host.workspace import (
     DraftSession,
@@ -184,9 +184,22 @@ class SessionView(OpeningApp):
             self._unsubscribe_status = None
         if isinstance(agent, Agent):
             session_id = agent.id
-            self._unsubscribe_status = agent.on_status(
-                lambda status: self.post_message(AgentStatusChanged(session_id, status))
-            )
+            removers = [
+                agent.on_status(lambda status: self.post_message(AgentStatusChanged(session_id, status))),
+                agent.on_turn_error(self._turn_failed),
+            ]
+
+            def unsubscribe() -> None:
+                for remove in removers:
+                    remove()
+
+            self._unsubscribe_status = unsubscribe
+
+    def _turn_failed(self, failure: TurnFailure) -> None:
+        # A failure the log recorded shows as the turn's end in the transcript; this one only exists here.
+        if not failure.logged:
+            text = f"The reply stopped and the log could not record it: {failure.message} ({failure.code})"
+            self.notify(inert(text), severity="error", markup=False)
 
     def _session_created(self, agent: Agent) -> None:
         """The draft on screen was created by its first message: keep showing it, now as a real agent.

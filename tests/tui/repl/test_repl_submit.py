@@ -280,3 +280,20 @@ async def test_messages_returned_for_another_session_wait_for_it(harness: Harnes
     harness.type(f"/switch {left.id}\r")
     await harness.until(lambda: harness.text == "second")
     assert harness.printed("1 queued message that came back is in the prompt")
+
+
+async def test_a_failure_the_log_cannot_record_is_printed_with_its_code(harness: Harness) -> None:
+    from sessionref.store import StoreError
+
+    original = harness.store.append
+
+    def refuse_after_turn_start(session_id: str, events: Any, **options: Any) -> Any:
+        if events[0]["type"] != "turn/start":
+            raise StoreError("STORE_LOCK_TIMEOUT", "another sessionref process kept this session locked")
+        return original(session_id, events, **options)
+
+    harness.store.append = refuse_after_turn_start  # type: ignore[method-assign]
+    harness.type("hello\r")
+    await harness.until(lambda: harness.printed("STORE_LOCK_TIMEOUT"))
+    assert harness.printed("the log could not record it")
+    await harness.until(lambda: harness.mode.status == "idle")

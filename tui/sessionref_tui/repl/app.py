@@ -30,7 +30,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.cells import cell_len
-from sessionref.agent import Agent
+from sessionref.agent import Agent, TurnFailure
 from sessionref.contract.errors import describe_error
 from sessionref.host.workspace import DraftSession
 from sessionref.service.abort import AbortSignal
@@ -160,8 +160,21 @@ class LineMode:
         self._title = None
         if isinstance(target, Agent):
             self._title = self.workspace.store.title(target.id)
-            self._unsubscribe_status = target.on_status(lambda _status: self._invalidate())
+            removers = [target.on_status(lambda _status: self._invalidate()),
+                        target.on_turn_error(self._turn_failed)]
+
+            def unsubscribe() -> None:
+                for remove in removers:
+                    remove()
+
+            self._unsubscribe_status = unsubscribe
         self._invalidate()
+
+    def _turn_failed(self, failure: TurnFailure) -> None:
+        # A failure the log recorded is printed from its turn/end; this one only exists here.
+        if not failure.logged:
+            self.transcript.error(failure.code, f"the reply stopped and the log could not record it: "
+                                  f"{failure.message}")
 
     def in_background(self, label: str, work: Awaitable[None]) -> None:
         """Run `work` as a task; its failure is printed with its code, never raised."""
