@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -89,6 +90,22 @@ def session_header(session_id: object, cwd: object, created_at: object) -> dict[
         header["cwd"] = cwd
     header["delegationDepth"] = 0
     return header
+
+
+def compaction_checkpoint(seqs: Sequence[int], summary: str, compaction_id: str) -> dict[str, Any]:
+    """The checkpoint `user/message` replacing surface events `seqs` (in fold order) with `summary`."""
+    message = {
+        "source": {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id},
+        "content": [{"type": "text", "text": summary}],
+        "role": "user",
+        "id": str(uuid.uuid4()),
+    }
+    return {
+        "type": "user/message",
+        "data": message,
+        "sourceEventSeqs": list(seqs),
+        "surfaceOp": {"op": "replace", "start": seqs[0], "end": seqs[-1]},
+    }
 
 
 def build_events(events: Sequence[dict[str, Any]], *, first_seq: int, time_ms: int) -> list[dict[str, Any]]:

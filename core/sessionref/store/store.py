@@ -20,7 +20,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,24 +38,18 @@ from sessionref.store.errors import (
     StoreError,
     shown_id,
 )
-from sessionref.store.events import checked_time, session_header
+from sessionref.store.events import checked_time, compaction_checkpoint, session_header
 from sessionref.store.index import DiscoveryIndex, index_path_for
 from sessionref.store.lanes import WriteLanes, on_loop
 from sessionref.store.layout import LOG_NAME, encode_session_segment, project_key
 from sessionref.store.logfile import LogReport, is_header
 from sessionref.store.scan import LogState, scan_log
+from sessionref.store.subscribers import Listener, Subscribers
 from sessionref.store.writer import LogTarget, append_events, create_session_files, delete_session_files
 
 log = logging.getLogger("sessionref.store")
 
-Listener = Callable[[str, list[dict[str, Any]]], None]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, eq=False, slots=True)
-class _Subscription:
-    listener: Listener
-    loop: asyncio.AbstractEventLoop | None
 
 
 def open_store(
@@ -118,7 +111,7 @@ class SessionStore:
         self._root_text = os.fspath(self.root)
         self._lock = threading.RLock()  # the catalogue and index
         self._write_lock = threading.RLock()  # this process's writers, one at a time (never readers)
-        self._listeners: list[_Subscription] = []
+        self._subscribers = Subscribers()
         self._lanes = WriteLanes()
         self._closed = False
         self._index = DiscoveryIndex(index_path_for(self.root))
@@ -163,24 +156,6 @@ class SessionStore:
         with self._lock:
             if not self._closed:
                 self._catalog.rescan(state)
-
-    def _notify(self, session_id: str, events: list[dict[str, Any]]) -> None:
-        for subscription in list(self._listeners):
-            if subscription.loop is None:
-                self._call(subscription, session_id, events)
-                continue
-            try:
-                subscription.loop.call_soon_threadsafe(self._call, subscription, session_id, events)
-            except RuntimeError:  # its loop is closed: that subscriber is gone
-                log.debug("not notifying a subscriber whose event loop is closed")
-
-    def _call(self, subscription: _Subscription, session_id: str, events: list[dict[str, Any]]) -> None:
-        if subscription not in self._listeners:  # unsubscribed while the call hopped to its loop
-            return
-        try:
-            subscription.listener(session_id, events)
-        except Exception:
-            log.exception("a store listener failed")
 
     def _in_lane(self, session_id: str, job: Callable[[], T]) -> asyncio.Future[T]:
         """Run `job` on the session's write lane; its place in the order is fixed by this call."""
@@ -265,7 +240,7 @@ class SessionStore:
             if written:
                 self._caught_up_after_write(state)
         if written:
-            self._notify(session_id, written)
+            self._subscribers.notify(session_id, written)
         return written
 
     def rename(self, session_id: str, title: str, *, time_ms: int | None = None) -> None:
@@ -303,23 +278,9 @@ class SessionStore:
             if not surface:
                 shown = shown_id(session_id)
                 raise StoreError(STORE_NOTHING_TO_COMPACT, f'session "{shown}" has nothing to compact')
-            seqs = [event["seq"] for event in surface]
-            message = {
-                "source": {
-                    "kind": "plugin",
-                    "plugin": "compact",
-                    "compactionId": compaction_id or str(uuid.uuid4()),
-                },
-                "content": [{"type": "text", "text": summary}],
-                "role": "user",
-                "id": str(uuid.uuid4()),
-            }
-            checkpoint = {
-                "type": "user/message",
-                "data": message,
-                "sourceEventSeqs": seqs,
-                "surfaceOp": {"op": "replace", "start": seqs[0], "end": seqs[-1]},
-            }
+            checkpoint = compaction_checkpoint(
+                [event["seq"] for event in surface], summary, compaction_id or str(uuid.uuid4())
+            )
             return self.append(session_id, [checkpoint], time_ms=time_ms)[0]
 
     def delete_session(self, session_id: str) -> None:
@@ -338,23 +299,11 @@ class SessionStore:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener(session_id, new_events)` after every successful append; returns an unsubscriber.
 
-        Subscribed on a running event loop, the listener is called on that loop (the write ran in
-        a worker thread and hops over), in write order. Subscribed without one, it is called in
-        whichever thread wrote. An unsubscribed listener is not called again, even for a call
-        already on its way.
+        Subscribed on a running event loop, the listener is called on that loop, in write order
+        (writes run in worker threads); subscribed without one, in whichever thread wrote. See
+        `subscribers`.
         """
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        subscription = _Subscription(listener, loop)
-        self._listeners.append(subscription)
-
-        def unsubscribe() -> None:
-            if subscription in self._listeners:
-                self._listeners.remove(subscription)
-
-        return unsubscribe
+        return self._subscribers.subscribe(listener)
 
     # -- writing from an event loop ------------------------------------------------------------
 
