@@ -143,9 +143,8 @@ def deliver_with_references(
         raise ValueError('placement must be "before" or "after"')
     agent.ensure_writable()
     prompt = make_user_message(prepared.content)
-    context = prepared.additional_context
-    if context is not None:
-        context = copy.deepcopy(check_user_message(context))
+    additional = prepared.additional_context
+    context = None if additional is None else copy.deepcopy(check_user_message(dict(additional)))
     running = agent.status == "running"
     ticket = DeliveryTicket(agent, prompt, context, chosen, "running" if running else "idle")
     ticket._watch()

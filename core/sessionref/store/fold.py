@@ -17,8 +17,9 @@ projection leaves it out of a referenced conversation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
 
+from sessionref.contract.events import SessionHeader, SurfaceEvent
 from sessionref.service.protocols import SurfaceSnapshot
 from sessionref.store.errors import STORE_INVALID_LOG, StoreError
 
@@ -100,10 +101,11 @@ def fold_surface(
             surface.append(seq)
             continue
         _apply_replace(surface, by_seq, event, seq, span, lenient=lenient)
+    # Both shapes were checked above: the header by the caller's parse, each event here.
     return {
-        "session": header,
+        "session": cast(SessionHeader, header),
         "capturedThroughSeq": previous,
-        "events": [by_seq[seq] for seq in surface],
+        "events": [cast(SurfaceEvent, by_seq[seq]) for seq in surface],
     }
 
 
