@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,6 +51,22 @@ from sessionref.store.writer import LogTarget, append_events, create_session_fil
 log = logging.getLogger("sessionref.store")
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSource:
+    """One session as conversation search sees it.
+
+    `kind` is `"log"` for a session log under the store root (its `path`, read with the fast
+    projection reader); other kinds are read through `read_surface`. `version` changes whenever
+    the file does (size and modification time); `last_activity` is epoch milliseconds.
+    """
+
+    session_id: str
+    kind: str
+    path: str
+    version: str
+    last_activity: int
 
 
 def open_store(
@@ -452,6 +469,28 @@ class SessionStore:
             }
 
         return await self._locked(titles)
+
+    async def conversation_sources(self) -> list[ConversationSource]:
+        """Where each listed session's conversation can be read, with a cheap version of it.
+
+        For the conversation-search catch-up: a source whose `version` changed since it was last
+        indexed must be read again. Never reads a log.
+        """
+
+        def sources() -> list[ConversationSource]:
+            root = os.fspath(self.root)
+            return [
+                ConversationSource(
+                    session_id,
+                    "log",
+                    os.path.join(root, state.path),
+                    f"{state.size}:{state.mtime_ns}",
+                    state.updated_at,
+                )
+                for session_id, state in self._catalog.by_id.items()
+            ]
+
+        return await self._locked(sources)
 
     async def search_candidates(
         self, *, exclude_id: str, target_cwd: str | None, needle: str, limit: int
