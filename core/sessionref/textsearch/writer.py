@@ -228,6 +228,9 @@ class BatchWriter:
                 gone += dropped
                 messages -= len(dropped)
                 rows = [row for row in rows if row.seq not in indexed]
+            # Rows enter in conversation order, so within a session a higher row id is always a later
+            # message, however the index was built: ties on relevance go to the same message.
+            rows = sorted(rows, key=lambda row: row.seq)
             inserts += [(key, row, prepared.bodies.get(row.seq)) for row in rows]
             counts.append((key, change.through_seq, change.source, messages + len(rows)))
         self._delete_rows(gone)
