@@ -24,6 +24,7 @@ from pathlib import Path
 from sessionref.sources import claude_code, codex, gemini
 from sessionref.sources.foreign import (
     SOURCE_KINDS,
+    SOURCE_NAMES,
     ForeignSession,
     ForeignSourceError,
     ForeignSourceErrorCode,
@@ -31,11 +32,13 @@ from sessionref.sources.foreign import (
     SourceKind,
     foreign_session_id,
     parse_foreign_session_id,
+    source_kind_of,
 )
 from sessionref.sources.scan import FileScan
 
 __all__ = [
     "SOURCE_KINDS",
+    "SOURCE_NAMES",
     "FileScan",
     "ForeignSession",
     "ForeignSourceError",
@@ -48,6 +51,7 @@ __all__ = [
     "foreign_session_id",
     "gemini",
     "parse_foreign_session_id",
+    "source_kind_of",
 ]
 
 

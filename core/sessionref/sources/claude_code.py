@@ -301,13 +301,13 @@ def read_session(root: Path, path: Path) -> ForeignSession:
     scan = ClaudeScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
     nodes: dict[str, _Node] = {}
     leaf: str | None = None
-    skipped = 0
+    skipped: list[int] = []
     with handle:
         reader = LineReader(handle)
         for number, raw in reader:
             record = parse_record(raw)
             if record is None:
-                skipped += 1
+                skipped.append(number)
                 continue
             scan.note(number, record)
             uuid = record.get("uuid")
@@ -322,6 +322,7 @@ def read_session(root: Path, path: Path) -> ForeignSession:
     return ForeignSession(
         summary=summary,
         snapshot=build_snapshot(summary, events),
-        skipped_lines=skipped + (1 if reader.pending_bytes else 0),
+        skipped_lines=len(skipped) + (1 if reader.pending_bytes else 0),
         lines_read=reader.line_number + (1 if reader.pending_bytes else 0),
+        skipped_at=tuple(skipped),
     )

@@ -398,7 +398,8 @@ def read_session(
         opened.sort(key=lambda item: item[0])
         conversation = _Conversation()
         scans: list[CodexScan] = []
-        base = skipped = 0
+        base = pending = 0
+        skipped: list[int] = []
         for _, path, info, handle in opened:
             scan = CodexScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
             scans.append(scan)
@@ -406,16 +407,17 @@ def read_session(
             for number, raw in reader:
                 record = parse_record(raw)
                 if record is None:
-                    skipped += 1
+                    skipped.append(base + number)
                     continue
                 scan.note(number, record)
                 conversation.take(base + number, record)
-            skipped += 1 if reader.pending_bytes else 0
+            pending += 1 if reader.pending_bytes else 0
             base += reader.line_number + (1 if reader.pending_bytes else 0)
     summary = summarize(files.native_id, scans, names)
     return ForeignSession(
         summary=summary,
         snapshot=build_snapshot(summary, conversation.projected),
-        skipped_lines=skipped,
+        skipped_lines=len(skipped) + pending,
         lines_read=base,
+        skipped_at=tuple(skipped),
     )

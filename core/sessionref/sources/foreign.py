@@ -42,6 +42,7 @@ from sessionref.contract.events import (
 
 __all__ = [
     "SOURCE_KINDS",
+    "SOURCE_NAMES",
     "ForeignSession",
     "ForeignSourceError",
     "ForeignSourceErrorCode",
@@ -52,11 +53,18 @@ __all__ = [
     "checkpoint_event",
     "foreign_session_id",
     "parse_foreign_session_id",
+    "source_kind_of",
     "user_event",
 ]
 
 SourceKind = Literal["claude-code", "codex", "gemini"]
 SOURCE_KINDS: Final[tuple[SourceKind, ...]] = ("claude-code", "codex", "gemini")
+SOURCE_NAMES: Final[dict[SourceKind, str]] = {
+    "claude-code": "Claude Code",
+    "codex": "Codex CLI",
+    "gemini": "Gemini CLI",
+}
+"""What each source is called in messages."""
 
 # The DSH session format version of the headers we synthesise (the seed era's SESSION_FORMAT_VERSION).
 HEADER_FORMAT_VERSION: Final = 0
@@ -116,6 +124,23 @@ def parse_foreign_session_id(session_id: str) -> tuple[SourceKind, str] | None:
     return kind, native_id  # `kind in SOURCE_KINDS` narrowed it to a SourceKind
 
 
+def source_kind_of(session_id: object) -> SourceKind | None:
+    """The source kind a session id names by its prefix (`claude-code:…` → `"claude-code"`), else None.
+
+    Never raises (unlike `parse_foreign_session_id`, it does not judge the native id): every id
+    with a known kind prefix is reserved for that source, whatever follows the colon.
+    """
+    if not isinstance(session_id, str):
+        return None
+    kind, separator, _ = session_id.partition(":")
+    if not separator:
+        return None
+    for known in SOURCE_KINDS:
+        if kind == known:
+            return known
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ForeignSummary:
     """Discovery facts of one foreign session (what an index row needs; no conversation).
@@ -140,12 +165,16 @@ class ForeignSession:
     `snapshot` is its projectable surface. `lines_read` counts every
     line met (complete ones plus an incomplete last one); `skipped_lines` those left out:
     blank, malformed (not one JSON object), oversized, and an incomplete last line.
+    `skipped_at` are the positions (seqs, as events count them) of the complete lines left
+    out: an incomplete last line is not there yet (another program may be writing it), so it
+    is counted in `skipped_lines` but not named here.
     """
 
     summary: ForeignSummary
     snapshot: SurfaceSnapshot
     skipped_lines: int
     lines_read: int
+    skipped_at: tuple[int, ...] = ()
 
     @property
     def session_id(self) -> str:

@@ -379,26 +379,27 @@ def read_session(root: Path, path: Path) -> ForeignSession:
         for index, item in enumerate(messages):
             scan.note(index + 1, item)
             _apply(history, index + 1, item)
-        skipped, lines_read = (1 if document is None else 0), 1
+        skipped, pending, lines_read = ([1] if document is None else []), 0, 1
     else:
         handle, info = open_inside(root, path)
         scan = GeminiScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
-        skipped = 0
+        skipped = []
         with handle:
             reader = LineReader(handle)
             for number, raw in reader:
                 record = parse_record(raw)
                 if record is None:
-                    skipped += 1
+                    skipped.append(number)
                     continue
                 scan.note(number, record)
                 _apply(history, number, record)
-        skipped += 1 if reader.pending_bytes else 0
+        pending = 1 if reader.pending_bytes else 0
         lines_read = reader.line_number + (1 if reader.pending_bytes else 0)
     summary = scan.summary(project_cwd(root, path))
     return ForeignSession(
         summary=summary,
         snapshot=build_snapshot(summary, history.events()),
-        skipped_lines=skipped,
+        skipped_lines=len(skipped) + pending,
         lines_read=lines_read,
+        skipped_at=tuple(skipped),
     )
