@@ -4,6 +4,9 @@ It walks `<root>/<project>/<session>/session.jsonl[.zstd]`, catches logs up incr
 persists what changed to the discovery index and resolves duplicate ids deterministically.
 The walk enters real folders only: a symbolic link (or a folder whose name is not valid UTF-8)
 is skipped with one warning. Sessions are ordered by last activity (newest event first).
+Other agents' sessions (`foreign`: Claude Code, Codex CLI, Gemini CLI) are listed and searched
+with the logs' sessions; they are kept by `foreign_catalog` and handed in as `ForeignEntry`s.
+Their ids (`claude-code:…`) can never be a log's (a log with such an id is skipped).
 Callers hold the store lock around every method except `walk`.
 """
 
@@ -20,6 +23,7 @@ from pathlib import Path
 from sessionref.service.protocols import Progress, SessionRecord
 from sessionref.store.errors import StoreError, shown_id
 from sessionref.store.first_scan import scan_new_folders
+from sessionref.store.foreign_state import ForeignEntry
 from sessionref.store.index import DiscoveryIndex
 from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
 from sessionref.store.logfile import is_compressed
@@ -84,11 +88,11 @@ def _reporter(progress: Progress | None, total: int) -> Callable[[int], None]:
     return report
 
 
-def _record(state: LogState) -> SessionRecord:
+def _record(state: LogState | ForeignEntry) -> SessionRecord:
     return SessionRecord(state.session_id or "", state.created_at, state.cwd, state.updated_at)
 
 
-def _label(state: LogState) -> str:
+def _label(state: LogState | ForeignEntry) -> str:
     title = state.label_title
     return title if title is not None else state.session_id or ""
 
@@ -118,6 +122,8 @@ class Catalog:
         self.states: dict[str, LogState] = index.load()
         index.all_states = lambda: list(self.states.values())
         self.by_id: dict[str, LogState] = {}
+        self.foreign: dict[str, ForeignEntry] = {}
+        """Other agents' sessions by id (never one of `by_id`'s ids)."""
         self._records: list[SessionRecord] | None = None
         self._candidates: CandidateIndex | None = None
         self._reported: set[str] = set()
@@ -326,11 +332,45 @@ class Catalog:
             self._records = [_record(state) for state in self._ordered_states()]
         return self._records
 
-    def _ordered_states(self) -> list[LogState]:
+    def _ordered_states(self) -> list[LogState | ForeignEntry]:
         # Two stable sorts (id, then last activity descending) are cheaper than a tuple key.
-        states = sorted(self.by_id.values(), key=attrgetter("session_id"))
+        states: list[LogState | ForeignEntry] = [*self.by_id.values(), *self.foreign.values()]
+        states.sort(key=attrgetter("session_id"))
         states.sort(key=attrgetter("updated_at"), reverse=True)
         return states
+
+    def set_foreign(self, entries: dict[str, ForeignEntry]) -> None:
+        """Replace every foreign session (the list and the search are rebuilt when next asked for)."""
+        self.foreign = dict(entries)
+        self._records = None
+        self._candidates = None
+
+    def apply_foreign(self, changes: list[tuple[ForeignEntry | None, ForeignEntry | None]]) -> None:
+        """Apply foreign sessions added, changed or removed by a walk, in place where possible."""
+        if not changes:
+            return
+        self._records = None  # rebuilt (sorted) when next asked for: a walk's changes come in batches
+        candidates = self._candidates
+        for before, after in changes:
+            if after is None:
+                removed = before is not None and self.foreign.pop(before.session_id, None) is not None
+                if removed and candidates is not None and before is not None:
+                    candidates.remove(before.session_id)
+                continue
+            self.foreign[after.session_id] = after
+            if candidates is None:
+                continue
+            moved = before is None or (before.updated_at, before.created_at, before.cwd) != (
+                after.updated_at,
+                after.created_at,
+                after.cwd,
+            )
+            if moved:
+                candidates.add((_record(after), _label(after)))
+            elif before is not None and before.title != after.title:
+                candidates.relabel(after.session_id, _label(after))
+        if candidates is not None and candidates.overlay_size > OVERLAY_LIMIT:
+            self._candidates = None
 
     def candidates(self) -> CandidateIndex:
         """The search structure over (record, label), rebuilt lazily after changes."""

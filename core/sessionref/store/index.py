@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from sessionref.store.foreign_index import ensure_foreign_tables
 from sessionref.store.paths import log_path_shape
 from sessionref.store.scan import LogState
 
@@ -178,6 +179,7 @@ class DiscoveryIndex:
                 if check is not None and check[0] == "ok":
                     connection.execute("PRAGMA journal_mode = WAL")
                     connection.execute("PRAGMA synchronous = NORMAL")
+                    ensure_foreign_tables(connection, STRICT_TABLES)
                     return connection
                 reason = f"it is damaged ({check[0] if check else 'no answer'})"
             else:
@@ -204,6 +206,7 @@ class DiscoveryIndex:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.executescript(_SCHEMA)
+            ensure_foreign_tables(connection, STRICT_TABLES)
         except sqlite3.Error as error:
             return self._private(f"{self.path} cannot be created ({error})")
         return connection
@@ -215,6 +218,7 @@ class DiscoveryIndex:
         self.rebuilt = True
         connection = self._connect()
         connection.executescript(_SCHEMA)
+        ensure_foreign_tables(connection, STRICT_TABLES)
         return connection
 
     def _damaged(self, error: sqlite3.Error) -> None:
@@ -268,6 +272,14 @@ class DiscoveryIndex:
         """Record that a walk begun at `started_ms` caught every log up (readers judge freshness by it)."""
         row = (CAUGHT_UP_KEY, str(started_ms))
         self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [row])
+
+    def connection(self) -> sqlite3.Connection:
+        """The current connection (replaced when a damaged index is rebuilt): for reading only."""
+        return self._connection
+
+    def write(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
+        """Run `sql` for every row in one transaction (a damaged index is rebuilt; other errors logged)."""
+        self._write(sql, rows)
 
     def _write(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
         try:

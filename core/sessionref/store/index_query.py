@@ -13,19 +13,27 @@ open and background catch-up). `query_index` answers only when that walk is at m
 seconds old; otherwise (or when the index is missing, locked, of another version or damaged) it
 returns None and the caller opens the store, which catches up and records a new walk. Nothing is
 ever written here: the file is opened read-only.
+
+Other agents' sessions (`sources`) are answered the same way, from `foreign_sessions`: only for the
+sources asked for, only when each was walked under the same root within `max_age` and its root
+still exists, and only rows whose files lie below that root.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from sessionref.service.candidates import matches_needle
 from sessionref.service.protocols import SessionRecord
+from sessionref.store.foreign_index import FOREIGN_CAUGHT_UP_KEY, parse_caught_up
+from sessionref.store.foreign_state import ForeignRoot, inside_root
 from sessionref.store.index import (
     _CREATE_LOGS,
     _WELL_TYPED,
@@ -58,8 +66,21 @@ _RANKED = (
     " ORDER BY CASE WHEN cwd IS NULL THEN 1 WHEN cwd = :target THEN 0 ELSE 2 END,"
     " coalesce(last_time, created_at) DESC, session_id LIMIT :cap"
 )
+# With other agents' sessions: the logs' valid rows and the asked sources' rows, ranked together.
+_UNION = (
+    "SELECT path, session_id, cwd, created_at, activity, label, kind, root FROM ("
+    "SELECT path, session_id, cwd, created_at, coalesce(last_time, created_at) AS activity, "
+    + _LABEL + " AS label, NULL AS kind, NULL AS root FROM logs WHERE " + _VALID + " UNION ALL "
+    "SELECT paths, session_id, cwd, created_at, updated_at, coalesce(title, session_id), kind, root"
+    " FROM foreign_sessions WHERE {sources})"
+    " WHERE (:needle = '' OR "
+    + " OR ".join(_MAY_MATCH.format(col=col) for col in ("session_id", "cwd", "label"))
+    + ") ORDER BY CASE WHEN cwd IS NULL THEN 1 WHEN cwd = :target THEN 0 ELSE 2 END,"
+    " activity DESC, session_id LIMIT :cap"
+)
 _SAME_ID = "SELECT path, session_id FROM logs WHERE " + _VALID + " AND session_id IN ({marks})"
 _ANY = f"SELECT 1 FROM logs WHERE {_VALID} LIMIT 1"
+_ANY_FOREIGN = "SELECT 1 FROM foreign_sessions WHERE kind = ? AND root = ? LIMIT 1"
 _FIRST_CAP = 32
 """Rows asked for beyond `limit` at first (duplicates and excluded rows are skipped); doubled if short."""
 
@@ -101,6 +122,35 @@ def _fresh_enough(connection: sqlite3.Connection, max_age: float, now_ms: int) -
     return 0 <= now_ms - caught_up_at <= max_age * 1000
 
 
+def _sources_fresh(
+    connection: sqlite3.Connection, sources: Sequence[ForeignRoot], max_age: float, now_ms: int
+) -> bool:
+    """Whether every source asked for was walked under its root within `max_age` and still exists."""
+    if not sources:
+        return True
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (FOREIGN_CAUGHT_UP_KEY,)).fetchone()
+    walked = parse_caught_up(row[0] if row else None)
+    for source in sources:
+        last = walked.get(source.kind)
+        if last is None or last["root"] != source.root or not 0 <= now_ms - last["at"] <= max_age * 1000:
+            return False
+        if not os.path.isdir(source.root):  # a root that disappeared takes its sessions with it
+            return False
+    return True
+
+
+def _foreign_row_usable(row: Sequence[object], sources: dict[str, str]) -> bool:
+    """A `foreign_sessions` row of an asked source whose files all lie below its root."""
+    kind, root, paths = row[6], row[7], row[0]
+    if not isinstance(kind, str) or sources.get(kind) != root or not isinstance(root, str):
+        return False
+    try:
+        listed = json.loads(paths) if isinstance(paths, str) else None
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(listed, list) and bool(listed) and all(inside_root(path, root) for path in listed)
+
+
 def _losers(connection: sqlite3.Connection, session_ids: set[str]) -> set[str]:
     """Paths among `session_ids`' logs that another log of the same id wins (usually none)."""
     if not session_ids:
@@ -123,25 +173,38 @@ def _like_pattern(needle: str) -> str:
 
 
 def _candidates(
-    connection: sqlite3.Connection, exclude_id: str, target_cwd: str | None, needle: str, limit: int
+    connection: sqlite3.Connection,
+    exclude_id: str,
+    target_cwd: str | None,
+    needle: str,
+    limit: int,
+    sources: Sequence[ForeignRoot] = (),
 ) -> list[tuple[SessionRecord, str]]:
     parameters: dict[str, object] = {"needle": needle, "target": target_cwd, "pattern": _like_pattern(needle)}
+    asked: dict[str, str] = {source.kind: source.root for source in sources}
+    query = _RANKED
+    if asked:
+        clauses = []
+        for index, (kind, root) in enumerate(asked.items()):
+            clauses.append(f"(kind = :kind{index} AND root = :root{index})")
+            parameters[f"kind{index}"], parameters[f"root{index}"] = kind, root
+        query = _UNION.format(sources=" OR ".join(clauses))
     cap = limit + _FIRST_CAP
     while True:
         parameters["cap"] = cap
-        raw = connection.execute(_RANKED, parameters).fetchall()
+        raw = connection.execute(query, parameters).fetchall()
         rows = [
             row
             for row in raw
             if row[1] != exclude_id
-            and log_path_shape(row[0])
+            and (_foreign_row_usable(row, asked) if asked and row[6] is not None else log_path_shape(row[0]))
             and (not needle or matches_needle(needle, row[1], row[2], row[5]))
         ]
-        losers = _losers(connection, {row[1] for row in rows})
+        losers = _losers(connection, {row[1] for row in rows if not asked or row[6] is None})
         found = [
-            (SessionRecord(session_id, created, cwd, activity), label)
-            for path, session_id, cwd, created, activity, label in rows
-            if path not in losers
+            (SessionRecord(row[1], row[3], row[2], row[4]), row[5])
+            for row in rows
+            if row[0] not in losers or (asked and row[6] is not None)
         ]
         if len(found) >= limit or len(raw) < cap:  # enough, or every matching row was seen
             return found[:limit]
@@ -157,11 +220,13 @@ def query_index(
     limit: int,
     max_age: float,
     now_ms: int | None = None,
+    sources: Sequence[ForeignRoot] = (),
 ) -> IndexAnswer | None:
     """Up to `limit` candidates ranked like `list_candidates` (`needle` already lower-cased).
 
     None when the index cannot answer: missing, locked, of another version, damaged, or last
-    caught up with the logs more than `max_age` seconds ago (see the module doc).
+    caught up with the logs (or with one of `sources`) more than `max_age` seconds ago (see the
+    module doc).
     """
     path = index_path_for(Path(root).expanduser().absolute(), create=False)
     if not path.is_file():
@@ -172,10 +237,14 @@ def query_index(
     except sqlite3.Error:
         return None
     try:
-        if not _fresh_enough(connection, max_age, now):
+        fresh = _fresh_enough(connection, max_age, now) and _sources_fresh(connection, sources, max_age, now)
+        if not fresh:
             return None
-        found = _candidates(connection, exclude_id, target_cwd, needle, limit) if limit > 0 else []
-        any_sessions = bool(found) or connection.execute(_ANY).fetchone() is not None
+        found = _candidates(connection, exclude_id, target_cwd, needle, limit, sources) if limit > 0 else []
+        any_sessions = bool(found) or connection.execute(_ANY).fetchone() is not None or any(
+            connection.execute(_ANY_FOREIGN, (source.kind, source.root)).fetchone() is not None
+            for source in sources
+        )
         return IndexAnswer(found, any_sessions)
     except sqlite3.Error:
         return None

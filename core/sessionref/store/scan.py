@@ -16,7 +16,8 @@ from typing import Any
 
 from sessionref.contract.options import MAX_SAFE_INTEGER
 from sessionref.contract.titles import fallback_title, is_direct_user_message, normalize_title
-from sessionref.store.errors import StoreError
+from sessionref.sources import SOURCE_NAMES, source_kind_of
+from sessionref.store.errors import StoreError, shown_id
 from sessionref.store.logfile import (
     is_compressed,
     is_packed_row,
@@ -84,6 +85,9 @@ def _header_fields(state: LogState, line: bytes) -> None:
     if not _is_text(session_id):
         state.problem = "the session id holds a lone surrogate (not valid Unicode text)"
         return
+    if (reserved := reserved_id_problem(session_id)) is not None:
+        state.problem = reserved
+        return
     state.session_id = session_id
     state.header_json = line.decode("utf-8").strip()
     cwd = header.get("cwd")
@@ -105,6 +109,16 @@ def _header_fields(state: LogState, line: bytes) -> None:
         )
         created_at = 0
     state.created_at = created_at
+
+
+def reserved_id_problem(session_id: str) -> str | None:
+    """Why a log may not carry `session_id`: ids starting `claude-code:`, `codex:` or `gemini:` name
+    other agents' sessions (`sessionref.sources`), so a mention of one always means that session."""
+    kind = source_kind_of(session_id)
+    if kind is None:
+        return None
+    shown = shown_id(session_id)
+    return f'the session id "{shown}" starts with "{kind}:", which names {SOURCE_NAMES[kind]} sessions'
 
 
 def _event_time(record: dict[str, Any]) -> int | None:

@@ -8,6 +8,10 @@ DSH `.zstd` logs and sessions created by other programs are only read (unless `w
 (`list_sessions`, `read_titles`, `search_candidates`) is answered from the index and never reads
 a log; `read_surface` reads and folds one log. No read ever writes: not a log, not a side file
 (only the discovery index, which is ours).
+
+Other agents' histories (`sources`: Claude Code, Codex CLI, Gemini CLI roots) are indexed and
+listed beside the logs (`foreign_catalog`); their sessions (`claude-code:<uuid>`, …) are read
+through their readers and are never written (`foreign_access`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any, TypeVar
 from sessionref.contract.titles import normalize_title
 from sessionref.service.protocols import Progress, SessionRecord, SurfaceSnapshot
 from sessionref.store.access import SurfaceReport, fold_report, not_found, read_report, write_target
-from sessionref.store.catalog import Catalog
+from sessionref.store.catalog import Catalog, Walk
 from sessionref.store.errors import (
     STORE_CLOSED,
     STORE_INVALID_EVENT,
@@ -40,11 +44,20 @@ from sessionref.store.errors import (
     shown_id,
 )
 from sessionref.store.events import checked_time, compaction_checkpoint, session_header
+from sessionref.store.foreign_access import (
+    foreign_header,
+    foreign_log_report,
+    foreign_refusal,
+    foreign_surface_report,
+)
+from sessionref.store.foreign_catalog import ForeignCatalog, SourceCount, walk_all
+from sessionref.store.foreign_state import ForeignEntry, ForeignRoot
+from sessionref.store.foreign_walk import ForeignWalk
 from sessionref.store.index import DiscoveryIndex, index_path_for
 from sessionref.store.lanes import WriteLanes, on_loop
 from sessionref.store.layout import LOG_NAME, encode_session_segment, project_key
 from sessionref.store.logfile import LogReport, is_header
-from sessionref.store.scan import LogState, scan_log
+from sessionref.store.scan import LogState, reserved_id_problem, scan_log
 from sessionref.store.subscribers import Listener, Subscribers
 from sessionref.store.writer import LogTarget, append_events, create_session_files, delete_session_files
 
@@ -75,15 +88,21 @@ def open_store(
     progress: Progress | None = None,
     catch_up: bool = True,
     write_foreign: bool = False,
+    sources: Sequence[ForeignRoot] = (),
 ) -> SessionStore:
     """Open (creating if needed) the store at `root`; `progress(done, total)` reports first-time indexing.
 
     With `catch_up=False` and an existing index, discovery is served from the index at once and
     the walk over the logs is left to `refresh()` (see `SessionStore.caught_up`). With
     `write_foreign=True` sessions another program created may be appended to (off by default:
-    they are read-only; `[store] write_foreign_sessions` in the settings).
+    they are read-only; `[store] write_foreign_sessions` in the settings). `sources` are the
+    other agents' history roots to list and read too (none by default; a host resolves them
+    from the `[sources]` settings); a source indexed for the first time is walked during the
+    open, with progress, even with `catch_up=False`.
     """
-    return SessionStore(Path(root), progress=progress, catch_up=catch_up, write_foreign=write_foreign)
+    return SessionStore(
+        Path(root), progress=progress, catch_up=catch_up, write_foreign=write_foreign, sources=sources
+    )
 
 
 def _now_ms() -> int:
@@ -116,6 +135,7 @@ class SessionStore:
         progress: Progress | None = None,
         catch_up: bool = True,
         write_foreign: bool = False,
+        sources: Sequence[ForeignRoot] = (),
     ) -> None:
         self.root = root.expanduser().absolute()
         self.write_foreign = write_foreign
@@ -133,24 +153,53 @@ class SessionStore:
         self._closed = False
         self._index = DiscoveryIndex(index_path_for(self.root))
         self._catalog = Catalog(self.root, self._index)
+        self._foreign = ForeignCatalog(self._index, sources)
         # A new or rebuilt index has nothing to serve: the first walk is the indexing itself.
         self.caught_up = False
         with self._lock:
             self._catalog.rebuild_ids()
-            if catch_up or self._index.rebuilt or not self._catalog.states:
-                started = time.time_ns() // 1_000_000  # wall clock, not the stamp of events
+            self._catalog.set_foreign(self._foreign.entries)
+            logs = catch_up or self._index.rebuilt or not self._catalog.states
+            if logs or self._foreign.never_walked():
                 try:
-                    walk = self._catalog.walk(dict(self._catalog.states), progress)
+                    self._catch_up(progress, logs=logs)
                 except BaseException:  # e.g. raised by `progress` to stop: nothing was written
                     self._index.close()
                     self._lanes.close()
                     raise
-                self._catalog.apply_walk(walk)
-                self._index.mark_caught_up(started)
-                self.caught_up = True
             self._catalog.candidates()  # built now so the first keystroke does not pay for it
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _catch_up(self, progress: Progress | None, *, logs: bool) -> None:
+        """Walk the logs (when `logs`) and the foreign sources, then apply both (caller holds the lock).
+
+        One progress run covers both: new log folders first, then history files to scan.
+        """
+        started = time.time_ns() // 1_000_000  # wall clock, not the stamp of events
+        plan = self._foreign.plan()
+        walk, foreign = walk_all(self._catalog, dict(self._catalog.states) if logs else None, plan, progress)
+        if walk is not None:
+            self._catalog.apply_walk(walk)
+        self._apply_foreign(foreign, plan.started_ms)
+        if walk is not None:
+            self._index.mark_caught_up(started)
+            self.caught_up = True
+
+    def _apply_foreign(self, walks: list[ForeignWalk], started_ms: int) -> None:
+        self._catalog.apply_foreign(self._foreign.apply(walks, started_ms))
+
+    def _foreign_entry(self, session_id: str) -> ForeignEntry | None:
+        """The foreign session listed under `session_id` (None for a log's id or an unknown one)."""
+        with self._lock:
+            self._check_open()
+            return self._foreign.entry(session_id) if isinstance(session_id, str) else None
+
+    def _refuse_foreign(self, session_id: str) -> None:
+        """Raise the read-only refusal when `session_id` is a foreign session."""
+        entry = self._foreign_entry(session_id)
+        if entry is not None:
+            raise foreign_refusal(entry)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -218,6 +267,8 @@ class SessionStore:
         folders = (project_key(cwd), encode_session_segment(session_id))
         if folders[1].startswith("."):
             raise StoreError(STORE_INVALID_ID, "a session id must not start with a dot (a hidden folder)")
+        if (reserved := reserved_id_problem(session_id)) is not None:
+            raise StoreError(STORE_INVALID_ID, reserved)
         with self._write_lock:
             with self._lock:
                 self._check_open()
@@ -246,6 +297,7 @@ class SessionStore:
         program is writing it, `STORE_INVALID_EVENT` for a bad event (nothing is written then).
         """
         stamp = checked_time(_now_ms() if time_ms is None else time_ms, "an event time")
+        self._refuse_foreign(session_id)
         with self._write_lock:
             state, target = self._target(session_id)
             try:
@@ -290,6 +342,7 @@ class SessionStore:
         """Replace the whole current surface with one checkpoint user message; returns that event."""
         if not isinstance(summary, str) or not summary.strip():
             raise StoreError(STORE_INVALID_EVENT, "a compaction summary must be non-empty text")
+        self._refuse_foreign(session_id)
         with self._write_lock:
             surface = fold_report(self._report(session_id)).snapshot["events"]
             if not surface:
@@ -302,6 +355,7 @@ class SessionStore:
 
     def delete_session(self, session_id: str) -> None:
         """Delete a session (its log, side files and lock file); read-only sessions are refused."""
+        self._refuse_foreign(session_id)
         with self._write_lock:
             state, target = self._target(session_id)
             try:
@@ -371,15 +425,24 @@ class SessionStore:
 
     def read_log(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Header and readable events (packed chunk rows expanded; unreadable lines skipped)."""
-        report = self._report(session_id)
+        report = self.read_log_report(session_id)
         return report.header, report.events
 
     def read_log_report(self, session_id: str) -> LogReport:
-        """Header, readable events and the line numbers of skipped unreadable lines (`LogReport`)."""
+        """Header, readable events and the line numbers of skipped unreadable lines (`LogReport`).
+
+        For a foreign session: its header and surface events, as its reader builds them.
+        """
+        entry = self._foreign_entry(session_id)
+        if entry is not None:
+            return foreign_log_report(entry)
         return self._report(session_id)
 
     def header(self, session_id: str) -> dict[str, Any]:
         """The header line of a session, from the index (from the log if the index row is unusable)."""
+        entry = self._foreign_entry(session_id)
+        if entry is not None:
+            return foreign_header(entry)
         state = self._state(session_id)
         try:
             header: object = json.loads(state.header_json or "")
@@ -391,18 +454,32 @@ class SessionStore:
 
     def record(self, session_id: str) -> SessionRecord:
         """Discovery metadata of one session (`updated_at`: its last activity)."""
-        state = self._state(session_id)
+        entry = self._foreign_entry(session_id)
+        state: LogState | ForeignEntry = entry if entry is not None else self._state(session_id)
         return SessionRecord(session_id, state.created_at, state.cwd, state.updated_at)
 
     def title(self, session_id: str) -> str | None:
         """The current title (latest `session/title`, else the fallback title) from the index."""
-        return self._state(session_id).label_title
+        entry = self._foreign_entry(session_id)
+        return entry.title if entry is not None else self._state(session_id).label_title
+
+    def source_of(self, session_id: str) -> ForeignRoot | None:
+        """The other agent's history a listed session comes from, or None for a session of this store."""
+        entry = self._foreign_entry(session_id)
+        if entry is None:
+            self._state(session_id)  # STORE_SESSION_NOT_FOUND for an unknown id
+            return None
+        return entry.source
 
     def write_refusal(self, session_id: str) -> StoreError | None:
         """Why an append to this session would be refused (e.g. `STORE_READ_ONLY`), or None if it would not.
 
         An unknown id raises `STORE_SESSION_NOT_FOUND`; for a listed session this never raises.
+        Foreign sessions (Claude Code, Codex CLI, Gemini CLI) are always refused.
         """
+        entry = self._foreign_entry(session_id)
+        if entry is not None:
+            return foreign_refusal(entry)
         state = self._state(session_id)
         try:
             write_target(self._root_text, state.path, session_id, write_foreign=self.write_foreign)
@@ -415,22 +492,30 @@ class SessionStore:
         return self.write_refusal(session_id) is None
 
     def refresh(self, progress: Progress | None = None) -> None:
-        """Catch the index up with logs created, grown or removed outside this store object.
+        """Catch the index up with logs and history files created, grown or removed meanwhile.
 
         The walk over the files runs without the store lock (other calls are served meanwhile);
-        only applying its result takes the lock. `progress` reports logs seen for the first time.
-        Nothing but the index is written.
+        only applying its result takes the lock. `progress` reports logs and history files seen
+        for the first time. Nothing but the index is written.
         """
         with self._lock:
             self._check_open()
             known = dict(self._catalog.states)
+            plan = self._foreign.plan()
         started = time.time_ns() // 1_000_000  # wall clock, not the stamp of events
-        walk = self._catalog.walk(known, progress)
+        walk, foreign = walk_all(self._catalog, known, plan, progress)
         with self._lock:
             self._check_open()
-            self._catalog.apply_walk(walk)
+            self._catalog.apply_walk(walk or Walk([], [], []))
+            self._apply_foreign(foreign, plan.started_ms)
             self._index.mark_caught_up(started)
             self.caught_up = True
+
+    def sources(self) -> list[SourceCount]:
+        """The other agents' sources this store reads: sessions found and when each was last walked."""
+        with self._lock:
+            self._check_open()
+            return self._foreign.source_counts()
 
     def close(self) -> None:
         """Finish the writes already queued, then release the index; further calls raise STORE_CLOSED.
@@ -454,7 +539,14 @@ class SessionStore:
         return (await self.read_surface_report(session_id)).snapshot
 
     async def read_surface_report(self, session_id: str) -> SurfaceReport:
-        """The folded surface and the log lines that were skipped as unreadable."""
+        """The folded surface and the log lines that were skipped as unreadable.
+
+        A foreign session is read through its reader (bounded, read-only); the positions of the
+        lines it could not use are reported, a last line still being written is not there yet.
+        """
+        entry = self._foreign_entry(session_id)
+        if entry is not None:
+            return await asyncio.to_thread(foreign_surface_report, entry)
         # Reading and folding are both proportional to the log: neither runs on the event loop.
         return await asyncio.to_thread(lambda: fold_report(self._report(session_id)))
 
@@ -462,11 +554,12 @@ class SessionStore:
         """Titles by id from the index (unknown ids map to None); never reads a log."""
 
         def titles() -> dict[str, str | None]:
-            by_id = self._catalog.by_id
-            return {
-                session_id: (by_id[session_id].label_title if session_id in by_id else None)
-                for session_id in session_ids
-            }
+            by_id, foreign = self._catalog.by_id, self._catalog.foreign
+            found: dict[str, str | None] = {}
+            for session_id in session_ids:
+                state = by_id.get(session_id) or foreign.get(session_id)
+                found[session_id] = state.label_title if state is not None else None
+            return found
 
         return await self._locked(titles)
 
@@ -474,12 +567,14 @@ class SessionStore:
         """Where each listed session's conversation can be read, with a cheap version of it.
 
         For the conversation-search catch-up: a source whose `version` changed since it was last
-        indexed must be read again. Never reads a log.
+        indexed must be read again. Never reads a log. Foreign sessions have their source kind
+        (`claude-code`, `codex`, `gemini`), their first file as `path`, and are read through
+        `read_surface`.
         """
 
         def sources() -> list[ConversationSource]:
             root = os.fspath(self.root)
-            return [
+            found = [
                 ConversationSource(
                     session_id,
                     "log",
@@ -489,6 +584,11 @@ class SessionStore:
                 )
                 for session_id, state in self._catalog.by_id.items()
             ]
+            found.extend(
+                ConversationSource(session_id, entry.kind, entry.paths[0], entry.version, entry.updated_at)
+                for session_id, entry in self._catalog.foreign.items()
+            )
+            return found
 
         return await self._locked(sources)
 

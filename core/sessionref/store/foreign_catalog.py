@@ -1,0 +1,218 @@
+"""The store's other agents' sessions: the sources it reads, what is indexed of them, catch-up and reads.
+
+One `ForeignCatalog` per store. It loads the indexed rows of the sources switched on (a source
+switched off is not loaded: its sessions are hidden), walks their roots to catch up (`plan` then
+`ForeignPlan.run`, without the store lock; `apply` under it) and reads one session in full for
+`read_surface` (`read`). Nothing in a source folder is ever written or locked: readers open
+files read-only, inside their root.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from sessionref.service.protocols import Progress
+from sessionref.sources import ForeignSession, claude_code, codex, gemini
+from sessionref.store.catalog import Catalog, Walk
+from sessionref.store.foreign_index import ForeignTables
+from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot
+from sessionref.store.foreign_walk import ForeignWalk, Known, RootWalk
+from sessionref.store.scan import LogState
+
+log = logging.getLogger("sessionref.store")
+
+PROGRESS_EVERY: Final = 100
+"""First-time indexing reports progress every this many history files scanned (and at the end)."""
+
+Changes = list[tuple[ForeignEntry | None, ForeignEntry | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceCount:
+    """One other agent's source as the store reads it: sessions found, and its last walk (epoch ms)."""
+
+    source: ForeignRoot
+    sessions: int
+    walked_at: int | None
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(slots=True)
+class ForeignPlan:
+    """The walks of every source, listed and statted; `total` files need a scan."""
+
+    walks: list[RootWalk]
+    started_ms: int
+
+    @property
+    def total(self) -> int:
+        """How many history files `run` will scan (new or changed since the last walk)."""
+        return sum(walk.pending for walk in self.walks)
+
+    def run(self, progress: Callable[[int], None] | None = None) -> list[ForeignWalk]:
+        """Scan every changed file; `progress(files scanned so far)` every `PROGRESS_EVERY` and at the end."""
+        results: list[ForeignWalk] = []
+        done_before = 0
+        total = self.total
+        for walk in self.walks:
+            base = done_before
+
+            def report(done: int, base: int = base) -> None:
+                count = base + done
+                if progress is not None and (count % PROGRESS_EVERY == 0 or count == total):
+                    progress(count)
+
+            results.append(walk.finish(report))
+            done_before += walk.pending
+        return results
+
+
+class ForeignCatalog:
+    """Indexed foreign sessions of the sources switched on; callers hold the store lock except in `plan`."""
+
+    def __init__(self, index: object, sources: Sequence[ForeignRoot]) -> None:
+        by_kind: dict[str, ForeignRoot] = {}
+        for source in sources:
+            by_kind[source.kind] = source  # one root per source: the last one given wins
+        self.sources: tuple[ForeignRoot, ...] = tuple(by_kind.values())
+        self.tables = ForeignTables(index)
+        self.files: dict[str, ForeignFile] = {}
+        self.entries: dict[str, ForeignEntry] = {}
+        self.counts: dict[str, int] = {}
+        """Sessions per source kind, as last walked or loaded."""
+        self._reported: set[str] = set()
+        self.reload()
+
+    def reload(self) -> None:
+        """Load the indexed rows of the sources switched on (the index may have been rebuilt)."""
+        if not self.sources:
+            return
+        self.tables.forget_gone_roots(self.sources)
+        self.files, self.entries = self.tables.load(self.sources)
+        self._count()
+
+    def _count(self) -> None:
+        self.counts = {source.kind: 0 for source in self.sources}
+        for entry in self.entries.values():
+            self.counts[entry.kind] = self.counts.get(entry.kind, 0) + 1
+
+    def never_walked(self) -> bool:
+        """Whether some source switched on was never walked under its root (its first indexing is due)."""
+        walked = self.tables.caught_up()
+        return any(walked.get(source.kind, {}).get("root") != source.root for source in self.sources)
+
+    def source_counts(self) -> list[SourceCount]:
+        """Every source read: its sessions and when it was last walked under its root (None: never)."""
+        walked = self.tables.caught_up()
+        counts: list[SourceCount] = []
+        for source in self.sources:
+            last = walked.get(source.kind)
+            at = last["at"] if last is not None and last["root"] == source.root else None
+            counts.append(SourceCount(source, self.counts.get(source.kind, 0), at))
+        return counts
+
+    def plan(self) -> ForeignPlan:
+        """List and stat every source root against a snapshot of what is indexed (no lock needed)."""
+        started = _now_ms()
+        walks: list[RootWalk] = []
+        for source in self.sources:
+            known = Known(
+                {path: row for path, row in self.files.items() if row.kind == source.kind},
+                {key: entry for key, entry in self.entries.items() if entry.kind == source.kind},
+            )
+            walk = RootWalk(source, known)
+            walk.plan()
+            walks.append(walk)
+        return ForeignPlan(walks, started)
+
+    def apply(self, walks: Sequence[ForeignWalk], started_ms: int) -> Changes:
+        """Apply finished walks (index and memory); returns the session changes for the catalogue.
+
+        A change is applied only when the session still is as the walk saw it (a later walk may
+        have moved it on meanwhile).
+        """
+        changes: Changes = []
+        saved: list[ForeignFile] = []
+        deleted: list[str] = []
+        for walk in walks:
+            for message in walk.refused:
+                self._report(message)
+            if walk.missing and walk.source.kind in self.counts:
+                self._report(f"{walk.source.name}: no folder at {walk.source.root}; its sessions are gone")
+            for row in walk.saved_files:
+                saved.append(row)
+                self.files[row.path] = row
+            for path in walk.deleted_files:
+                if self.files.pop(path, None) is not None:
+                    deleted.append(path)
+            for before, after in walk.changes:
+                if after is not None:
+                    if self.entries.get(after.session_id) == before:
+                        self.entries[after.session_id] = after
+                        changes.append((before, after))
+                elif before is not None and self.entries.get(before.session_id) == before:
+                    del self.entries[before.session_id]
+                    changes.append((before, None))
+        written = [after for _, after in changes if after is not None]
+        gone = [before.session_id for before, after in changes if after is None and before is not None]
+        self.tables.save(saved, deleted, written, gone)
+        self.tables.mark_caught_up({walk.source: started_ms for walk in walks})
+        self._count()
+        return changes
+
+    def _report(self, message: str) -> None:
+        if message not in self._reported:
+            self._reported.add(message)
+            log.warning("%s", message)
+
+    def entry(self, session_id: str) -> ForeignEntry | None:
+        """The foreign session listed under `session_id`, if any."""
+        return self.entries.get(session_id)
+
+
+def walk_all(
+    catalog: Catalog, known: dict[str, LogState] | None, plan: ForeignPlan, progress: Progress | None
+) -> tuple[Walk | None, list[ForeignWalk]]:
+    """Walk the logs against `known` (None: not the logs), then run `plan`; no lock needed.
+
+    One progress run covers both: new log folders first, then history files to scan.
+    """
+    extra = plan.total
+    logs_total = 0
+
+    def logs_progress(done: int, total: int) -> None:
+        nonlocal logs_total
+        logs_total = total
+        if progress is not None:
+            progress(done, total + extra)
+
+    walk = catalog.walk(known, logs_progress) if known is not None else None
+
+    def files_progress(done: int) -> None:
+        if progress is not None:
+            progress(logs_total + done, logs_total + extra)
+
+    return walk, plan.run(files_progress if extra else None)
+
+
+def read_entry(entry: ForeignEntry) -> ForeignSession:
+    """Read one foreign session in full through its reader (read-only, inside its root).
+
+    Raises `ForeignSourceError` when a file cannot be opened safely (gone, unreadable, outside
+    the root, too large). Codex titles come from the index, so the rename index is not read here.
+    """
+    root = Path(entry.root)
+    if entry.kind == "claude-code":
+        return claude_code.read_session(root, Path(entry.paths[0]))
+    if entry.kind == "gemini":
+        return gemini.read_session(root, Path(entry.paths[0]))
+    files = codex.CodexSessionFiles(entry.native_id, tuple(Path(path) for path in entry.paths))
+    return codex.read_session(root, files, {})

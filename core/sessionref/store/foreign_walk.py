@@ -1,0 +1,333 @@
+"""Catching the index up with one source root: new, grown, rewritten and removed history files.
+
+A walk lists the root's session files with the reader's `walk` (no file is read, except the
+first line of a Codex file whose name lacks its id), stats each one and compares size and mtime
+with the stored `ForeignFile`: an unchanged file costs that one stat. A changed or new file is
+scanned with the reader's resumable discovery scan, from the stored state (only the new bytes of
+a file that grew are read; a rewritten file is scanned again from its start). Sessions are then
+rebuilt only where one of their files changed:
+
+* Claude Code and Gemini CLI: one file is one session. Two files naming the same session (the
+  same Claude uuid under two project folders, a copied Gemini file) are one session: the file
+  with the newest activity is read (ties: the smaller path).
+* Codex CLI: the reader groups a session's rollout files; the session is summarised again when
+  one of its files changed, a file joined or left it, or its name in `session_index.jsonl` did.
+
+A root that is not a folder (any more) removes every session found under it. Nothing is written:
+a walk only reads the source and returns what changed (`ForeignWalk`), applied by the caller.
+`plan` (listing and stats) runs first so that first-time indexing can report a total; `finish`
+scans. Both run without the store lock.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from sessionref.sources import ForeignSourceError, ForeignSummary, claude_code, codex, gemini
+from sessionref.sources.scan import FileScan
+from sessionref.store.foreign_state import (
+    VERSION_SEPARATOR,
+    ForeignEntry,
+    ForeignFile,
+    ForeignRoot,
+    file_version,
+    inside_root,
+)
+
+log = logging.getLogger("sessionref.store")
+
+ScanProgress = Callable[[int], None]
+"""`progress(files_scanned)` while a walk scans changed files."""
+
+_DUMPS: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+@dataclass(slots=True)
+class Known:
+    """What the index knows of one root before a walk (a snapshot: the walk never changes it)."""
+
+    files: dict[str, ForeignFile] = field(default_factory=dict)
+    entries: dict[str, ForeignEntry] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ForeignWalk:
+    """What one walk of a root found: file rows to save or delete, session changes, refusals."""
+
+    source: ForeignRoot
+    saved_files: list[ForeignFile] = field(default_factory=list)
+    deleted_files: list[str] = field(default_factory=list)
+    changes: list[tuple[ForeignEntry | None, ForeignEntry | None]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    missing: bool = False
+    sessions: int = 0
+    """Sessions under the root after the walk."""
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _unchanged(row: ForeignFile | None, info: os.stat_result | None) -> bool:
+    """Whether `info` (a stat now) matches what `row` was scanned at."""
+    if row is None or info is None:
+        return False
+    return (row.size, row.mtime_ns) == (info.st_size, info.st_mtime_ns)
+
+
+def _loaded(kind: type[FileScan], row: ForeignFile | None) -> Any:
+    """The stored scan state of `row` as a `kind` (None when absent or not usable: scan afresh)."""
+    if row is None:
+        return None
+    try:
+        value = json.loads(row.scan)
+    except (ValueError, RecursionError):
+        return None
+    return kind.from_json(value)
+
+
+def _entry(source: ForeignRoot, summary: ForeignSummary, files: Mapping[str, ForeignFile]) -> ForeignEntry:
+    paths = tuple(str(path) for path in summary.paths)
+    version = VERSION_SEPARATOR.join(file_version(files[p].size, files[p].mtime_ns) for p in paths)
+    return ForeignEntry(
+        session_id=summary.session_id,
+        kind=source.kind,
+        root=source.root,
+        native_id=summary.native_id,
+        cwd=summary.cwd,
+        created_at=summary.created_at,
+        updated_at=summary.updated_at,
+        title=summary.title,
+        paths=paths,
+        version=version,
+    )
+
+
+class RootWalk:
+    """One walk of one root: `plan()` lists and stats, `finish(progress)` scans and compares."""
+
+    def __init__(self, source: ForeignRoot, known: Known) -> None:
+        self.source = source
+        self.known = known
+        self.root = Path(source.root)
+        self.result = ForeignWalk(source)
+        self.pending = 0
+        """Files `finish` will scan (new or changed): the walk's share of a progress total."""
+        self._found: dict[str, os.stat_result] = {}
+        self._rows: dict[str, ForeignFile] = {}
+        self._codex_groups: list[codex.CodexSessionFiles] = []
+        self._names: dict[str, str] | None = None
+        self._scanned = 0
+        self._progress: ScanProgress = lambda done: None
+
+    # -- planning ----------------------------------------------------------------------------
+
+    def plan(self) -> int:
+        """List the root's session files and stat them; returns how many need a scan."""
+        if not os.path.isdir(self.root):
+            self.result.missing = True
+            return 0
+        paths: Iterable[Path]
+        if self.source.kind == "codex":
+            self._codex_groups = list(codex.walk(self.root))
+            paths = [path for group in self._codex_groups for path in group.paths]
+        elif self.source.kind == "claude-code":
+            paths = claude_code.walk(self.root)
+        else:
+            paths = gemini.walk(self.root)
+        for path in paths:
+            text = str(path)
+            info = _stat(text) if inside_root(text, self.source.root) else None
+            if info is None:
+                continue
+            self._found[text] = info
+            if not _unchanged(self.known.files.get(text), info):
+                self.pending += 1
+        return self.pending
+
+    # -- scanning ----------------------------------------------------------------------------
+
+    def finish(self, progress: ScanProgress | None = None) -> ForeignWalk:
+        """Scan what `plan` found changed and work out the session changes."""
+        if progress is not None:
+            self._progress = progress
+        result = self.result
+        if result.missing:
+            result.deleted_files = list(self.known.files)
+            result.changes = [(entry, None) for entry in self.known.entries.values()]
+            return result
+        self._rows = {path: self.known.files[path] for path in self._found if path in self.known.files}
+        entries = self._codex_entries() if self.source.kind == "codex" else self._single_file_entries()
+        for session_id, entry in entries.items():
+            before = self.known.entries.get(session_id)
+            if before != entry:
+                result.changes.append((before, entry))
+        result.changes.extend(
+            (entry, None) for session_id, entry in self.known.entries.items() if session_id not in entries
+        )
+        known = self.known.files
+        result.saved_files = [row for path, row in self._rows.items() if known.get(path) is not row]
+        result.deleted_files = [path for path in self.known.files if path not in self._rows]
+        result.sessions = len(entries)
+        return result
+
+    def _changed(self, path: str) -> bool:
+        return not _unchanged(self.known.files.get(path), self._found.get(path))
+
+    def _refuse(self, path: str, error: Exception) -> None:
+        message = getattr(error, "message", None) or str(error)
+        self.result.refused.append(f"skipping {path}: {message}")
+        self._rows.pop(path, None)
+
+    def _keep(self, path: str, scan: FileScan, session_id: str | None) -> None:
+        """Record the new scan state of `path` (saved to the index when the walk is applied)."""
+        kind, root, state = self.source.kind, self.source.root, _DUMPS(scan.to_json())
+        self._rows[path] = ForeignFile(path, kind, root, session_id, scan.size, scan.mtime_ns, state)
+
+    def _scan(self, kind: type[FileScan], path: str, *, fresh: bool) -> tuple[Any, bool]:
+        """`(state, scanned now)` of `path`: scanned (resuming from the stored state) when `fresh`, else
+        the stored state, scanned only when it cannot be used. Raises `ForeignSourceError`, `OSError`."""
+        row = self.known.files.get(path)
+        stored = _loaded(kind, row)
+        if not fresh and stored is not None:
+            return stored, False
+        if fresh:
+            self._scanned += 1
+            self._progress(self._scanned)
+        scan: FileScan
+        if kind is claude_code.ClaudeScan:
+            scan = claude_code.scan_session_file(self.root, Path(path), stored)
+        elif kind is gemini.GeminiScan:
+            scan = gemini.scan_session_file(self.root, Path(path), stored)
+        else:
+            scan = codex.scan_session_file(self.root, Path(path), stored)
+        return scan, True
+
+    # -- Claude Code and Gemini CLI: one file, one session ---------------------------------
+
+    def _summary(
+        self, path: str, project_cwds: dict[str, str | None], *, fresh: bool
+    ) -> ForeignSummary | None:
+        """The summary of one file (scanned when `fresh`), its row kept; None when it is no session."""
+        try:
+            if self.source.kind == "claude-code":
+                claude: claude_code.ClaudeScan
+                claude, scanned = self._scan(claude_code.ClaudeScan, path, fresh=fresh)
+                summary = claude.summary()
+                scan: FileScan = claude
+            else:
+                chat: gemini.GeminiScan
+                chat, scanned = self._scan(gemini.GeminiScan, path, fresh=fresh)
+                scan = chat
+                folder = os.path.dirname(os.path.dirname(path))
+                if folder not in project_cwds:
+                    project_cwds[folder] = gemini.project_cwd(self.root, Path(path))
+                try:
+                    summary = chat.summary(project_cwds[folder])
+                except ForeignSourceError:  # no metadata line yet: not a session (yet)
+                    if scanned:
+                        self._keep(path, chat, None)
+                    return None
+        except (ForeignSourceError, OSError) as error:
+            self._refuse(path, error)
+            return None
+        if scanned:
+            self._keep(path, scan, summary.session_id)
+        return summary
+
+    def _single_file_entries(self) -> dict[str, ForeignEntry]:
+        summaries: dict[str, ForeignSummary] = {}
+        by_id: dict[str, list[str]] = {}
+        project_cwds: dict[str, str | None] = {}
+        for path in self._found:
+            row = self.known.files.get(path)
+            if not self._changed(path) and row is not None:
+                if row.session_id is not None:
+                    by_id.setdefault(row.session_id, []).append(path)
+                continue
+            summary = self._summary(path, project_cwds, fresh=True)
+            if summary is not None:
+                summaries[path] = summary
+                by_id.setdefault(summary.session_id, []).append(path)
+        entries: dict[str, ForeignEntry] = {}
+        for session_id, paths in by_id.items():
+            before = self.known.entries.get(session_id)
+            alone = len(paths) == 1 and paths[0] not in summaries
+            if alone and before is not None and before.paths == (paths[0],):
+                entries[session_id] = before  # its one file did not change
+                continue
+            chosen = [
+                summary
+                for path in paths
+                if (summary := summaries.get(path) or self._summary(path, project_cwds, fresh=False))
+            is not None
+                and summary.session_id == session_id
+            ]
+            if chosen:  # several files of one session: the one with the newest activity is read
+                best = min(chosen, key=lambda item: (-item.updated_at, str(item.paths[0])))
+                entries[session_id] = _entry(self.source, best, self._rows)
+        return entries
+
+    # -- Codex CLI: a session's files grouped, titles from the rename index -----------------
+
+    def _thread_names(self) -> set[str]:
+        """Catch the rename index up; returns the ids whose name changed since its stored scan.
+
+        Unchanged (one stat), its stored names are parsed only if a session needs them (`_names`).
+        """
+        path = str(self.root / codex.SESSION_INDEX)
+        row = self.known.files.get(path)
+        if row is not None and _unchanged(row, _stat(path)):
+            self._rows[path] = row
+            return set()
+        previous: codex.ThreadNames | None = _loaded(codex.ThreadNames, row)
+        names = codex.scan_thread_names(self.root, previous)
+        if names.size >= 0:  # there is an index file (a missing one scans as empty, size -1)
+            self._keep(path, names, None)
+        self._names = names.names
+        old = previous.names if previous is not None else {}
+        return {key for key in old.keys() | names.names.keys() if old.get(key) != names.names.get(key)}
+
+    def _names_now(self) -> dict[str, str]:
+        if self._names is None:
+            stored = _loaded(codex.ThreadNames, self._rows.get(str(self.root / codex.SESSION_INDEX)))
+            self._names = stored.names if stored is not None else {}
+        return self._names
+
+    def _codex_entries(self) -> dict[str, ForeignEntry]:
+        renamed = self._thread_names()
+        entries: dict[str, ForeignEntry] = {}
+        for group in self._codex_groups:
+            session_id = f"{codex.KIND}:{group.native_id}"
+            paths = [str(path) for path in group.paths if str(path) in self._found]
+            changed = [path for path in paths if self._changed(path)]
+            before = self.known.entries.get(session_id)
+            same_files = before is not None and set(before.paths) == set(paths)
+            if before is not None and not changed and same_files and group.native_id not in renamed:
+                entries[session_id] = before
+                continue
+            scans: list[codex.CodexScan] = []
+            for path in paths:
+                fresh = path in changed
+                try:
+                    scan: codex.CodexScan
+                    scan, scanned = self._scan(codex.CodexScan, path, fresh=fresh)
+                except (ForeignSourceError, OSError) as error:
+                    self._refuse(path, error)
+                    continue
+                if scanned:
+                    self._keep(path, scan, session_id)
+                scans.append(scan)
+            if scans:
+                summary = codex.summarize(group.native_id, scans, self._names_now())
+                entries[session_id] = _entry(self.source, summary, self._rows)
+        return entries
