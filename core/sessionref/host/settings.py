@@ -25,6 +25,12 @@ integers are at most 2**53 - 1, and a value quoted in a message is cut to 80 cha
     write_foreign_sessions = false     # SESSIONREF_WRITE_FOREIGN_SESSIONS: also append to sessions
                                        # another program (DSH) created; off: they are read-only
 
+    [sources]                          # other agents' histories (see `source_settings`)
+    claude_code = true                 # SESSIONREF_SOURCES="claude-code,codex" | "all" | "none"
+    codex = true
+    gemini = true
+    claude_code_root = "~/.claude"     # default: $CLAUDE_CONFIG_DIR, else ~/.claude
+
     [references]
     maxReferences = 3
     candidateLimit = 50
@@ -50,6 +56,7 @@ from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.contract.options import MAX_SAFE_INTEGER, PLACEMENTS, Placement
 from sessionref.contract.terminal_text import has_unsafe_characters
 from sessionref.host.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
+from sessionref.host.source_settings import SourcesSettings, sources_layer
 from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
 from sessionref.service.config import SessionReferenceConfig
 
@@ -97,6 +104,7 @@ class Settings(BaseModel):
     config_file: Path | None = None
     model: ModelSettings = ModelSettings()
     store: StoreSettings = StoreSettings()
+    sources: SourcesSettings = SourcesSettings()
     placement: Placement = "before"
     references: SessionReferenceConfig = SessionReferenceConfig()
 
@@ -252,7 +260,7 @@ _REFERENCE_KEYS: Final = {
 }
 _STORE_KEYS: Final[dict[str, Callable[[object], object]]] = {"write_foreign_sessions": _boolean}
 _STORE_ENV_KEYS: Final = {"SESSIONREF_WRITE_FOREIGN_SESSIONS": "write_foreign_sessions"}
-_SECTIONS: Final = ("model", "delivery", "references", "store")
+_SECTIONS: Final = ("model", "delivery", "references", "store", "sources")
 
 
 def _parse(parser: Callable[[object], object], value: object, where: str) -> Any:
@@ -389,6 +397,12 @@ def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | Non
     file_model, file_placement, reference_values = _file_layer(table or {}, config_path)
     env_model, env_placement = _env_layer(env)
     store = _store_layer(table or {}, config_path, env)
+    sources = sources_layer(
+        _section(table or {}, "sources", config_path),
+        config_path,
+        env,
+        lambda message: SettingsError(SETTINGS_INVALID, message),
+    )
     placement: Placement = env_placement or file_placement or "before"
     try:
         model = ModelSettings(**{**file_model, **env_model})
@@ -397,6 +411,7 @@ def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | Non
             config_file=found,
             model=model,
             store=store,
+            sources=sources,
             placement=placement,
             references=_reference_config(reference_values, found),
         )

@@ -1,0 +1,19 @@
+"""Fixtures for every test: no test ever reads the user's own agent histories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SOURCE_VARIABLES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
+
+
+@pytest.fixture(autouse=True)
+def no_real_histories(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point Claude Code's, Codex CLI's and Gemini CLI's roots at a folder that does not exist, so a
+    host that resolves its sources from the environment finds none (tests that want some set them)."""
+    nowhere = Path(tmp_path_factory.getbasetemp()) / "no-agent-histories"
+    for variable in SOURCE_VARIABLES:
+        monkeypatch.setenv(variable, str(nowhere / variable.lower()))
+    monkeypatch.delenv("SESSIONREF_SOURCES", raising=False)
