@@ -8,7 +8,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
@@ -16,9 +16,12 @@ from typing import TextIO
 from sessionref.contract.errors import CodedError, describe_error
 from sessionref.host.model_choice import build_model
 from sessionref.host.settings import Settings, load_settings
+from sessionref.host.sources import enabled_roots, resolve_sources
 from sessionref.host.workspace import Workspace
 from sessionref.models import DemoModel
+from sessionref.sources import SourceKind
 from sessionref.store import SessionStore, open_store
+from sessionref.store.foreign_state import ForeignRoot
 
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import seed_demo_store
@@ -63,9 +66,11 @@ class WorkspaceOpener:
     indexed during the open, reporting `progress(done, total)` to the app's progress bar.
     """
 
-    def __init__(self, settings: Settings, cwd: str) -> None:
+    def __init__(self, settings: Settings, cwd: str, sources: Sequence[ForeignRoot] = ()) -> None:
         self.settings = settings
         self.cwd = cwd
+        self.sources = tuple(sources)
+        """The other agents' histories the store reads (resolved by `run_chat`)."""
         self.store: SessionStore | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -76,7 +81,13 @@ class WorkspaceOpener:
         Raises `OpenAbandoned` (closing the store) if `close` was called while the store opened.
         """
         foreign = self.settings.store.write_foreign_sessions
-        store = open_store(self.settings.store_root, progress=progress, catch_up=False, write_foreign=foreign)
+        store = open_store(
+            self.settings.store_root,
+            progress=progress,
+            catch_up=False,
+            write_foreign=foreign,
+            sources=self.sources,
+        )
         with self._lock:
             if self._closed:
                 store.close()
@@ -97,20 +108,24 @@ def _coded(error: BaseException) -> bool:
     return isinstance(error, CodedError)
 
 
-def run_chat(store_root: Path | None, *, cwd: str | None = None) -> int:
+def run_chat(
+    store_root: Path | None, *, cwd: str | None = None, sources: Sequence[SourceKind] | None = None
+) -> int:
     """Run the chat app on the user's store; returns the exit status.
 
     The app paints first and opens the store in a thread (progress on screen while a large
-    directory is indexed). Settings and store errors are reported on stderr as
-    `sessionref: <message> (<CODE>)`, never a traceback.
+    directory, or an agent's history seen for the first time, is indexed). `sources` is the
+    command line's `--sources` (None: the settings decide). Settings and store errors are
+    reported on stderr as `sessionref: <message> (<CODE>)`, never a traceback.
     """
     try:
         settings = load_settings(store_root=store_root)
+        roots = enabled_roots(resolve_sources(settings, selection=sources))
     except Exception as error:
         if not _coded(error):
             raise
         return _fail(sys.stderr, error)
-    opener = WorkspaceOpener(settings, cwd or os.getcwd())
+    opener = WorkspaceOpener(settings, cwd or os.getcwd(), roots)
     app = SessionrefApp(open_workspace=opener, owns_workspace=True)
     try:
         with exit_on_hangup(app):

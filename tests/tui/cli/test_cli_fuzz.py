@@ -43,7 +43,7 @@ def sandbox(store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("SESSIONREF_HOME", str(store_root))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(launch, "run_chat", lambda root, *, cwd=None: 0)
+    monkeypatch.setattr(launch, "run_chat", lambda root, *, cwd=None, sources=None: 0)
     monkeypatch.setattr(launch, "run_demo", lambda *, pace=None: 0)
     monkeypatch.setattr(repl_app, "LineMode", QuietLineMode)
     return store_root

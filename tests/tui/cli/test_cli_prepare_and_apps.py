@@ -97,12 +97,20 @@ def test_prepare_does_not_write_to_the_sessions(store_root: Path, capsys) -> Non
 
 def test_chat_and_demo_hand_their_options_to_the_launcher(store_root: Path, capsys, monkeypatch) -> None:
     calls: list[tuple[str, Any]] = []
-    monkeypatch.setattr(launch, "run_chat",
-                        lambda root, *, cwd=None: calls.append(("chat", (root, cwd))) or 0)
+    def run_chat(root: Path, *, cwd: str | None = None, sources: Any = None) -> int:
+        calls.append(("chat", (root, cwd, sources)))
+        return 0
+
+    monkeypatch.setattr(launch, "run_chat", run_chat)
     monkeypatch.setattr(launch, "run_demo", lambda *, pace=None: calls.append(("demo", pace)) or 3)
     assert main(["chat", "--store", str(store_root), "--cwd", "/w"]) == 0
+    assert main(["chat", "--store", str(store_root), "--sources", "codex,gemini"]) == 0
     assert main(["demo", "--pace", "0"]) == 3
-    assert calls == [("chat", (store_root, "/w")), ("demo", 0.0)]
+    assert calls == [
+        ("chat", (store_root, "/w", None)),
+        ("chat", (store_root, None, ("codex", "gemini"))),
+        ("demo", 0.0),
+    ]
 
 
 def test_repl_runs_on_the_store_and_exits_on_ctrl_d(store_root: Path, capsys) -> None:

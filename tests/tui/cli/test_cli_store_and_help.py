@@ -83,7 +83,7 @@ def test_the_default_store_is_not_created_by_a_read_command(tmp_path: Path, caps
 def test_chat_creates_a_missing_store_and_says_so(tmp_path: Path, capsys, monkeypatch) -> None:
     calls: list[Any] = []
 
-    def run_chat(root: Path, *, cwd: str | None = None) -> int:
+    def run_chat(root: Path, *, cwd: str | None = None, sources: object = None) -> int:
         calls.append((root, root.is_dir()))
         return 0
 
@@ -98,7 +98,7 @@ def test_chat_creates_a_missing_store_and_says_so(tmp_path: Path, capsys, monkey
 
 
 def test_chat_creates_the_default_store_too(tmp_path: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(launch, "run_chat", lambda root, *, cwd=None: 0)
+    monkeypatch.setattr(launch, "run_chat", lambda root, *, cwd=None, sources=None: 0)
     home = tmp_path / "home-store"
     monkeypatch.setenv("SESSIONREF_HOME", str(home))
     code, _out, err = run(capsys, "chat")
@@ -116,7 +116,7 @@ def test_repl_creates_a_missing_store_and_says_so(tmp_path: Path, capsys) -> Non
 
 
 def test_a_store_that_cannot_be_created_is_a_coded_error(tmp_path: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(launch, "run_chat", lambda root, *, cwd=None: 0)
+    monkeypatch.setattr(launch, "run_chat", lambda root, *, cwd=None, sources=None: 0)
     blocker = tmp_path / "file"
     blocker.write_text("not a directory", encoding="utf-8")
     code, _out, err = run(capsys, "chat", "--store", str(blocker / "store"))

@@ -21,7 +21,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     """`chat`: the Textual app on the store (created first when missing)."""
     from sessionref_tui.launch import run_chat
 
-    return run_chat(created_store_root(args), cwd=args.cwd)
+    return run_chat(created_store_root(args), cwd=args.cwd, sources=args.sources)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

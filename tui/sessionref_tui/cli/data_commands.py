@@ -2,7 +2,8 @@
 
 Text output puts every session id whole at the start of its row (never cut, padded with spaces),
 so a double click in the terminal copies it; `show`, `mention`, `prepare --session` and
-`repl --session` accept it or any unique start of it.
+`repl --session` accept it or any unique start of it. Sessions from other agents' histories are
+listed with a source mark (`CC`, `CX`, `GM`) and `"source"` in JSON (`store` for the store's own).
 """
 
 from __future__ import annotations
@@ -20,12 +21,20 @@ from rich.cells import cell_len
 from sessionref.service.session_ids import resolve_session_id
 
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
-from sessionref_tui.cli.store_access import INDEX_MAX_AGE_SECONDS, existing_store_root, open_cli_store
+from sessionref_tui.cli.store_access import (
+    INDEX_MAX_AGE_SECONDS,
+    command_roots,
+    command_settings,
+    existing_store_root,
+    open_cli_store,
+)
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
+from sessionref_tui.source_marks import MARK_CELLS, source_mark, source_of
 
 if TYPE_CHECKING:
     from sessionref.service.candidates import Candidate
     from sessionref.store import SessionStore
+    from sessionref.store.foreign_state import ForeignRoot
 
 TITLE_CELLS: Final = 36
 """Width of the title column of `sessions` (titles are cut at the end with an ellipsis)."""
@@ -71,27 +80,42 @@ async def _listing(store: SessionStore, query: str, limit: int, cwd: str | None)
 
 
 def format_session_rows(found: Sequence[Candidate], cwd: str, now_ms: float) -> list[str]:
-    """The `sessions` table: a header, then one row per candidate, each id whole at the row's start."""
+    """The `sessions` table: a header, then one row per candidate, each id whole at the row's start.
+
+    When other agents' sessions are listed, a `SRC` column marks them (`CC`, `CX`, `GM`).
+    """
     ids = [inert(candidate.session_id) for candidate in found]
+    marks = [source_mark(candidate.session_id) for candidate in found]
     id_cells = max([cell_len("ID"), *(cell_len(session_id) for session_id in ids)])
+    marked = any(marks)
     header = COLUMN_GAP.join([
-        _pad("ID", id_cells), f"{'ACTIVE':>8}", _pad("TITLE", TITLE_CELLS),
+        _pad("ID", id_cells), f"{'ACTIVE':>8}", *(["SRC"] if marked else []), _pad("TITLE", TITLE_CELLS),
         f"CWD (● = {truncate_middle(inert(cwd), 40)})",
     ])
     rows = [header]
-    for session_id, candidate in zip(ids, found, strict=True):
+    for session_id, mark, candidate in zip(ids, marks, found, strict=True):
         here = "●" if candidate.same_workspace else " "
         place = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), CWD_CELLS)
         rows.append(COLUMN_GAP.join([
             _pad(session_id, id_cells),
             f"{relative_age(candidate.last_activity, now_ms):>8}",
+            *([_pad(mark, max(MARK_CELLS, len("SRC")))] if marked else []),
             _pad(truncate_end(inert(candidate.label), TITLE_CELLS), TITLE_CELLS),
             f"{here} {place}",
         ]).rstrip())
     return rows
 
 
-def _from_index(root: Path, query: str, limit: int, cwd: str) -> tuple[list[Candidate], bool] | None:
+def candidate_json(candidate: Candidate) -> dict[str, Any]:
+    """One `sessions --json` object: the contract's candidate shape, its mention, and its `source`."""
+    shape = candidate.to_json(with_mention=True)
+    shape["source"] = source_of(candidate.session_id)
+    return shape
+
+
+def _from_index(
+    root: Path, query: str, limit: int, cwd: str, sources: Sequence[ForeignRoot] = ()
+) -> tuple[list[Candidate], bool] | None:
     """The `sessions` answer read from the discovery index alone, or None when it is missing or stale.
 
     The same candidates `list_candidates` gives (a randomized test holds them equal); see
@@ -104,7 +128,7 @@ def _from_index(root: Path, query: str, limit: int, cwd: str) -> tuple[list[Cand
     checked = checked_candidate_limit(limit)
     needle = query.lower()
     answer = query_index(root, exclude_id="", target_cwd=cwd, needle=needle, limit=checked,
-                         max_age=INDEX_MAX_AGE_SECONDS)
+                         max_age=INDEX_MAX_AGE_SECONDS, sources=sources)
     if answer is None:
         return None
     found = [
@@ -129,18 +153,20 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     """
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
     root = existing_store_root(args)
-    answer = None if args.fresh else _from_index(root, args.query, args.limit, cwd)
+    settings = command_settings(root)
+    sources = command_roots(args, settings)
+    answer = None if args.fresh else _from_index(root, args.query, args.limit, cwd, sources)
     if answer is not None:
         found, any_sessions = answer
     else:
-        store = open_cli_store(args)
+        store = open_cli_store(args, settings=settings)
         try:
             found, any_sessions = asyncio.run(_listing(store, args.query, args.limit, cwd))
             root = store.root
         finally:
             store.close()
     if args.json:
-        print(safe_json([candidate.to_json(with_mention=True) for candidate in found]))
+        print(safe_json([candidate_json(candidate) for candidate in found]))
         return EXIT_OK
     if not any_sessions:
         note(EMPTY_STORE_HINT.format(root=root))
@@ -162,6 +188,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         session_id = asyncio.run(resolve_session_id(store, args.session_id))
         report = asyncio.run(store.read_surface_report(session_id))
         title = store.title(session_id)
+        source = store.source_of(session_id)
     finally:
         store.close()
     snapshot, skipped = report.snapshot, list(report.skipped_lines)
@@ -170,6 +197,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(safe_json({
             "sessionId": header.get("id", session_id),
+            "source": source_of(session_id),
             "title": title,
             "cwd": header.get("cwd"),
             "createdAt": header.get("createdAt"),
@@ -184,6 +212,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"id:      {inert(str(header.get('id', session_id)))}",
         f"cwd:     {inert(str(header['cwd'])) if header.get('cwd') is not None else '(no cwd)'}",
     ]
+    if source is not None:
+        lines.append(f"source:  {source.name}, read-only ({inert(source.root)})")
     if isinstance(header.get("createdAt"), int):
         lines.append(f"created: {_iso(header['createdAt'])}")
     lines.append(f"through: seq {snapshot.get('capturedThroughSeq')}")

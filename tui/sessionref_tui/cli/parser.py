@@ -51,9 +51,30 @@ Mention one AI chat session inside another.
   sessionref mention ID           the canonical @[label](dsh-session:…) token for a session
   sessionref prepare TEXT --session ID
                                   what a message would send: readable text + the context message
+  sessionref snapshot ID          the bounded context message for one session, to hand to any agent
+  sessionref sources              the Claude Code, Codex CLI and Gemini CLI histories found
 
-ID may be a unique start of a session id (as `sessions` prints them).
+ID may be a unique start of a session id (as `sessions` prints them). Sessions from Claude Code,
+Codex CLI and Gemini CLI are listed too, read-only: claude-code:<uuid>, codex:<uuid>, gemini:<id>.
 """
+
+SOURCES_HELP: Final = (
+    "which other agents' histories to read: a comma-separated list of claude-code, codex, gemini, "
+    "or all / none (default: [sources] in config.toml, $SESSIONREF_SOURCES, else every one found)"
+)
+SOURCES_DESCRIPTION: Final = (
+    "List the other agents' histories sessionref reads (Claude Code, Codex CLI, Gemini CLI): where "
+    "each one's folder is, whether it is read and why, how many sessions were found and when it was "
+    "last indexed. Switch one off with [sources] <name> = false in config.toml, $SESSIONREF_SOURCES "
+    "or --sources; set its folder with [sources] <name>_root."
+)
+SNAPSHOT_DESCRIPTION: Final = (
+    "Print the context message the model would get for one session: the framed, bounded, untrusted "
+    "snapshot, exactly as sessionref sends it. Hand it to any agent (a file, a pipe, a paste). Works "
+    "for any session: the store's own, DSH's, or one from Claude Code, Codex CLI or Gemini CLI. "
+    "Writes nothing: when the budget cuts the session, the full transcript is not saved, and the "
+    "notice at the end says so."
+)
 
 DSH_EPILOG: Final = """\
 DSH sessions: point --store at a DSH sessions directory (for example ~/.dsh/sessions) to list, show,
@@ -137,6 +158,15 @@ def _directory(text: str) -> Path:
     return Path(text)
 
 
+def _source_list(text: str) -> tuple[str, ...]:
+    from sessionref.host.source_settings import SourceListError, parse_source_list
+
+    try:
+        return parse_source_list(text)
+    except SourceListError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _cwd(text: str) -> str:
     return str(_directory(text))
 
@@ -157,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     write_store.add_argument("--store", metavar="DIR", type=_directory, help=WRITE_STORE_HELP)
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
+    sources = argparse.ArgumentParser(add_help=False)
+    sources.add_argument("--sources", metavar="LIST", type=_source_list, default=None, help=SOURCES_HELP)
 
     parser = BoundedArgumentParser(prog="sessionref", description=DESCRIPTION, epilog=TOP_EPILOG,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -171,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
-    chat = add("chat", "Run the chat app (Textual) on the store.", write_store)
+    chat = add("chat", "Run the chat app (Textual) on the store.", write_store, sources)
     chat.add_argument("--cwd", metavar="DIR", type=_cwd, help=CWD_HELP)
 
     demo = add("demo", "Run the chat app on a fresh temporary store with sample sessions (no key needed).",
@@ -180,13 +212,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds between streamed words of the demo model")
     demo.add_argument("--store", nargs="?", action=_RefuseDemoStore, help=argparse.SUPPRESS)
 
-    repl = add("repl", "Chat in a line-mode prompt in the normal terminal scrollback.", write_store)
+    repl = add("repl", "Chat in a line-mode prompt in the normal terminal scrollback.", write_store, sources)
     repl.add_argument("--session", metavar="ID",
                       help=f"continue this session: {ID_HELP} (default: a new one)")
     repl.add_argument("--cwd", metavar="DIR", type=_cwd, help=CWD_HELP)
 
     sessions = add("sessions", "List sessions you can mention, ranked like @ completion.", read_store,
-                   as_json, description=SESSIONS_DESCRIPTION)
+                   as_json, sources, description=SESSIONS_DESCRIPTION)
     sessions.add_argument("query", nargs="?", default="", help="text to find in the title, id or cwd")
     sessions.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N rows (50)")
     sessions.add_argument("--cwd", metavar="DIR", type=_cwd,
@@ -194,16 +226,27 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--fresh", action="store_true",
                           help="catch up with every log first, even if the index was caught up recently")
 
-    show = add("show", "Print a session's current (folded) conversation.", read_store, as_json)
+    show = add("show", "Print a session's current (folded) conversation.", read_store, as_json, sources)
     show.add_argument("session_id", metavar="ID", help=ID_HELP)
 
-    mention = add("mention", "Print the canonical mention token of a session.", read_store, as_json)
+    mention = add("mention", "Print the canonical mention token of a session.", read_store, as_json, sources)
     mention.add_argument("session_id", metavar="ID", help=ID_HELP)
     mention.add_argument("--label", help="label to show (default: the session's title, else its id)")
 
     prepare = add("prepare", "Parse mentions in TEXT as if sent from a session; print what would be sent.",
-                  read_store, as_json)
+                  read_store, as_json, sources)
     prepare.add_argument("text", metavar="TEXT")
     prepare.add_argument("--session", required=True, metavar="ID",
                          help=f"the session the text is sent from: {ID_HELP}")
+
+    snapshot = add("snapshot", "Print the bounded context message for one session (to hand to any agent).",
+                   read_store, as_json, sources, description=SNAPSHOT_DESCRIPTION)
+    snapshot.add_argument("session_id", metavar="ID", help=ID_HELP)
+    snapshot.add_argument("--max-bytes", type=_positive_int, default=None, metavar="N",
+                          help="byte budget of the snapshot's JSON (default: [references] maxReferenceBytes, "
+                               "else the automatic budget of the configured model)")
+
+    listing = add("sources", "List the Claude Code, Codex CLI and Gemini CLI histories found.",
+                  read_store, as_json, sources, description=SOURCES_DESCRIPTION)
+    listing.set_defaults(command="sources")
     return parser

@@ -18,7 +18,10 @@ from sessionref.contract.errors import CodedError, InternalErrorLog
 from sessionref_tui.cli.output import note
 
 if TYPE_CHECKING:
+    from sessionref.host.settings import Settings
+    from sessionref.host.sources import SourceStatus
     from sessionref.store import SessionStore
+    from sessionref.store.foreign_state import ForeignRoot
 
 CLI_STORE_NOT_FOUND: Final = "CLI_STORE_NOT_FOUND"
 CLI_STORE_NOT_CREATED: Final = "CLI_STORE_NOT_CREATED"
@@ -111,9 +114,38 @@ def created_store_root(args: argparse.Namespace) -> Path:
     return root
 
 
-def open_cli_store(args: argparse.Namespace, *, create: bool = False) -> SessionStore:
-    """Open the command's store (created first when `create`), printing indexing progress on stderr."""
+def command_settings(root: Path) -> Settings:
+    """The settings of a command on the store at `root` (its `config.toml`, then the environment)."""
+    import os
+
+    from sessionref.host.settings import load_settings
+
+    return load_settings(os.environ, store_root=root)
+
+
+def command_sources(args: argparse.Namespace, settings: Settings) -> list[SourceStatus]:
+    """Every other agent's source as this command sees it: settings, then its `--sources` option."""
+    from sessionref.host.sources import resolve_sources
+
+    return resolve_sources(settings, selection=getattr(args, "sources", None))
+
+
+def command_roots(args: argparse.Namespace, settings: Settings) -> list[ForeignRoot]:
+    """The roots of the sources this command reads (see `command_sources`)."""
+    from sessionref.host.sources import enabled_roots
+
+    return enabled_roots(command_sources(args, settings))
+
+
+def open_cli_store(
+    args: argparse.Namespace, *, create: bool = False, settings: Settings | None = None
+) -> SessionStore:
+    """Open the command's store (created first when `create`), printing indexing progress on stderr.
+
+    It reads the other agents' sources that are on (`[sources]`, `SESSIONREF_SOURCES`, `--sources`).
+    """
     from sessionref.store import open_store
 
     root = created_store_root(args) if create else existing_store_root(args)
-    return open_store(root, progress=progress_printer())
+    chosen = settings if settings is not None else command_settings(root)
+    return open_store(root, progress=progress_printer(), sources=command_roots(args, chosen))

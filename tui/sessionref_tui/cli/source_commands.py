@@ -1,0 +1,143 @@
+"""`sessionref sources` (other agents' histories found) and `sessionref snapshot ID` (one context message).
+
+`sources` lists Claude Code, Codex CLI and Gemini CLI: where each folder is, whether sessionref
+reads it and why, how many sessions were found and when it was last indexed. It opens the store
+(catching up, with progress on stderr) only when the store exists; it never creates one.
+
+`snapshot` prints the framed, bounded context message the model would get for one session: the
+same preparation as a sent message, with the configured budget (or `--max-bytes`). It writes
+nothing, so a cut session's full transcript is not saved (its omission notice says so). Printed
+to a file or a pipe the text is exact; to a terminal it is shown inert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from rich.cells import cell_len
+from sessionref.service.session_ids import resolve_session_id
+
+from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
+from sessionref_tui.cli.store_access import command_settings, command_sources, open_cli_store, store_root
+from sessionref_tui.display import inert, relative_age
+
+if TYPE_CHECKING:
+    from sessionref.host.sources import SourceStatus
+    from sessionref.store.foreign_catalog import SourceCount
+
+COLUMN_GAP: Final = "  "
+NOT_INDEXED: Final = "-"
+NO_STORE_NOTE: Final = (
+    "there is no session store at {root} yet, so nothing is indexed; `sessionref chat` or "
+    "`sessionref repl` creates it (or pass --store DIR)"
+)
+
+
+def _now_ms() -> float:
+    return time.time() * 1000
+
+
+def _counts(args: argparse.Namespace, statuses: Sequence[SourceStatus]) -> dict[str, SourceCount] | None:
+    """Sessions found per source (the store opened and caught up), or None when there is no store."""
+    root = store_root(args)
+    if not root.exists():
+        return None
+    store = open_cli_store(args)
+    try:
+        return {count.source.kind: count for count in store.sources()}
+    finally:
+        store.close()
+
+
+def source_rows(
+    statuses: Sequence[SourceStatus], counts: dict[str, SourceCount] | None, now_ms: float
+) -> list[str]:
+    """The `sources` table: one row per source, its folder last (never cut: it is copied)."""
+    table = [["SOURCE", "READ", "SESSIONS", "INDEXED", "WHY", "FOLDER"]]
+    for status in statuses:
+        count = counts.get(status.kind) if counts is not None and status.on else None
+        walked = count.walked_at if count is not None else None
+        table.append([
+            status.kind,
+            "yes" if status.on else "no",
+            f"{count.sessions:,}" if count is not None else NOT_INDEXED,
+            relative_age(walked, now_ms) if walked is not None else NOT_INDEXED,
+            status.why,
+            inert(str(status.root)),
+        ])
+    widths = [max(cell_len(row[column]) for row in table) for column in range(len(table[0]) - 1)]
+    lines = []
+    for row in table:
+        cells = [cell + " " * (width - cell_len(cell)) for cell, width in zip(row, widths, strict=False)]
+        lines.append(COLUMN_GAP.join([*cells, row[-1]]).rstrip())
+    return lines
+
+
+def source_json(status: SourceStatus, counts: dict[str, SourceCount] | None) -> dict[str, Any]:
+    """One `sources --json` object."""
+    count = counts.get(status.kind) if counts is not None and status.on else None
+    return {
+        "kind": status.kind,
+        "name": status.name,
+        "root": str(status.root),
+        "on": status.on,
+        "why": status.why,
+        "sessions": count.sessions if count is not None else None,
+        "lastIndexed": count.walked_at if count is not None else None,
+    }
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    """`sources`: every other agent's history, where it is, whether it is read and why, and what was found."""
+    root = store_root(args)
+    settings = command_settings(root)
+    statuses = command_sources(args, settings)
+    counts = _counts(args, statuses)
+    if args.json:
+        print(safe_json([source_json(status, counts) for status in statuses]))
+        return EXIT_OK
+    print("\n".join(source_rows(statuses, counts, _now_ms())))
+    if counts is None:
+        note(NO_STORE_NOTE.format(root=root))
+    return EXIT_OK
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    """`snapshot ID`: the context message the model would get for this one session, and nothing else."""
+    from sessionref.host.model_choice import build_model
+    from sessionref.service.config import SessionReferenceConfig
+    from sessionref.service.references import SessionReferences
+
+    from sessionref_tui.cli.data_commands import Vantage
+
+    settings = command_settings(store_root(args))
+    config = settings.references
+    if args.max_bytes is not None:
+        budget = {**config.model_dump(), "max_reference_bytes": args.max_bytes}
+        config = SessionReferenceConfig.from_value(budget)
+    window = build_model(settings).context_window
+    store = open_cli_store(args, settings=settings)
+    try:
+        session_id = asyncio.run(resolve_session_id(store, args.session_id))
+        label = store.title(session_id) or session_id
+        references = SessionReferences(store, config, spill_store=None, context_window=window)
+        reference = {"sessionId": session_id, "label": label}
+        prepared = asyncio.run(references.prepare(Vantage(id="", cwd=None), [], [reference]))
+    finally:
+        store.close()
+    context = prepared.additional_context
+    assert context is not None  # one reference always makes a context message
+    text = context["content"][0]["text"]
+    if args.json:
+        print(safe_json({"sessionId": session_id, "label": label, "text": text, "source": context["source"]}))
+    else:
+        # A file or a pipe gets the exact text the model would get; a terminal never gets anything
+        # from data it could act on (the JSON already escapes control characters; this also shows
+        # bidi and other format characters escaped).
+        print(inert_block(text) if sys.stdout.isatty() else text)
+    return EXIT_OK
