@@ -20,8 +20,10 @@ from sessionref.host.settings import load_settings
 from sessionref.host.workspace import DraftSession, Workspace
 from sessionref.models import DemoModel
 from sessionref.store import SessionStore, open_store
+from sessionref.store.foreign_state import ForeignRoot
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import DEMO_NAMESPACE, demo_session_id, seed_demo_store
+from sessionref_tui.demo_histories import seed_demo_histories
 
 FIXED_NOW_MS = 1_800_000_000_000
 """The clock every factory app reads: ages in the sidebar and popup never drift between runs."""
@@ -149,10 +151,16 @@ def build_harness(
     show_inspector: bool = False,
     seed: bool = True,
     open_session: str | None = None,
+    histories: Path | None = None,
 ) -> Harness:
     """A seeded store under `root`, a workspace in PROJECT_CWD and an app on a new (draft) session,
-    or on the seeded session `open_session` (a `session_id_for` name). `seed=False`: an empty store."""
-    store = with_fixed_clock(open_store(root))
+    or on the seeded session `open_session` (a `session_id_for` name). `seed=False`: an empty store.
+    `histories`: also write the demo's Claude Code, Codex CLI and Gemini CLI homes there and read them."""
+    sources = []
+    if histories is not None:
+        homes = seed_demo_histories(histories, PROJECT_CWD, now_ms=FIXED_NOW_MS)
+        sources = [ForeignRoot.of(kind, home) for kind, home in homes.items()]
+    store = with_fixed_clock(open_store(root, sources=sources))
     session_ids = seed_demo_store(store, PROJECT_CWD, now_ms=FIXED_NOW_MS) if seed else []
     settings = load_settings({}, store_root=root)
     workspace = Workspace(store, model or DemoModel(pace=0), cwd=PROJECT_CWD, settings=settings)

@@ -168,6 +168,17 @@ def compaction_question(root: Path) -> tuple[Harness, RunBefore]:
     return harness, run_before
 
 
+def popup_with_sources(root: Path) -> tuple[Harness, RunBefore]:
+    harness = build_harness(root / "store", histories=root / "agents")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await type_query(pilot, "")
+        await pilot.press("down")
+        await settle(pilot)
+
+    return harness, run_before
+
+
 def narrow_popup(root: Path) -> tuple[Harness, RunBefore]:
     harness = build_harness(root)
 
@@ -233,6 +244,12 @@ SCENARIOS: dict[str, Scenario] = {
             "F8 (or the palette) asks before compacting and says what it does",
             WIDE,
             compaction_question,
+        ),
+        Scenario(
+            "sources",
+            "Sessions from Claude Code (CC), Codex CLI (CX) and Gemini CLI (GM) beside the store's own",
+            WIDE,
+            popup_with_sources,
         ),
         Scenario("narrow-popup", "The picker at 60 columns", NARROW, narrow_popup),
         Scenario(

@@ -8,6 +8,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from sessionref.store.foreign_state import ForeignRoot
 
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import seed_demo_store
+from sessionref_tui.demo_histories import seed_demo_histories
 from sessionref_tui.display import inert
 from sessionref_tui.store_loading import OpenAbandoned, Progress
 
@@ -144,15 +146,22 @@ def run_demo(*, pace: float | None = None) -> int:
     """Run the app on a fresh temporary store seeded with demo sessions and the offline demo model.
 
     The app starts on a new session that its first message creates. No key and no network are
-    used; the temporary directory is removed on exit.
+    used, and the user's own agent histories are never read: small Claude Code, Codex CLI and
+    Gemini CLI homes are written beside the store and are the demo's only sources. The temporary
+    directory is removed on exit.
     """
     root = Path(tempfile.mkdtemp(prefix="sessionref-demo-"))
     try:
-        settings = load_settings({}, store_root=root)
-        store = open_store(root)
+        store_root = root / "store"
+        store_root.mkdir()
+        cwd = os.getcwd()
+        now_ms = time.time_ns() // 1_000_000
+        homes = seed_demo_histories(root / "agents", cwd, now_ms=now_ms)
+        settings = load_settings({}, store_root=store_root)
+        sources = [ForeignRoot.of(kind, home) for kind, home in homes.items()]
+        store = open_store(store_root, sources=sources)
         try:
-            cwd = os.getcwd()
-            seed_demo_store(store, cwd)
+            seed_demo_store(store, cwd, now_ms=now_ms)
             model = DemoModel(pace=DEMO_PACE if pace is None else pace)
             workspace = Workspace(store, model, cwd=cwd, settings=settings)
             app = SessionrefApp(workspace, owns_workspace=True)

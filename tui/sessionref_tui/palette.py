@@ -24,6 +24,7 @@ from sessionref_tui.display import (
     truncate_end,
     truncate_middle,
 )
+from sessionref_tui.source_marks import source_color, source_mark
 
 if TYPE_CHECKING:
     from sessionref_tui.app import SessionrefApp
@@ -57,13 +58,23 @@ SAME_FOLDER_MARK = "●"
 
 
 def session_hit_display(
-    label: str, cwd: str | None, age: str, needle: str, *, same_folder: bool, home: str | None = None
+    label: str,
+    cwd: str | None,
+    age: str,
+    needle: str,
+    *,
+    same_folder: bool,
+    home: str | None = None,
+    session_id: str = "",
 ) -> Content:
-    """`label  ·  [● ]cwd · age` as literal content; the case-insensitive match of `needle` is styled.
+    """`[mark ]label  ·  [● ]cwd · age` as literal content; the case-insensitive match of `needle` is styled.
 
-    The folder is always named (`home` shortened to `~`); `●` marks the current session's folder."""
+    The folder is always named (`home` shortened to `~`); `●` marks the current session's folder;
+    a session from another agent's history (by `session_id`) starts with its source mark."""
     shown = truncate_end(inert(label), 48)
     parts: list[str | tuple[str, str]] = []
+    if mark := source_mark(session_id):
+        parts += [(mark, f"bold {source_color(session_id)}"), " "]
     position = 0
     for start, end in match_spans(shown, needle):
         parts += [shown[position:start], (shown[start:end], "bold underline $text-accent")]
@@ -121,6 +132,7 @@ class SessionSwitcher(Provider):
                 query,
                 same_folder=candidate.same_workspace,
                 home=app.home_dir,
+                session_id=candidate.session_id,
             )
             hits.append((label, display, partial(app.open_session, candidate.session_id)))
         return hits

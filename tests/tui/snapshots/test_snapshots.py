@@ -33,6 +33,15 @@ class TestMentionPopup:
         assert compare(snap_compare, tmp_path, "preview")
 
 
+class TestSources:
+    def test_picker_and_sidebar_with_other_agents_sessions(self, snap_compare: Any, tmp_path: Path) -> None:
+        """The `@` picker with the demo's Claude Code, Codex CLI and Gemini CLI homes read too: their
+        sessions are ranked with the store's own (this folder first, then by last activity), each row
+        starting with its source mark (CC, CX, GM; blank for the store's own). The highlighted Claude
+        Code session's preview is below; the sidebar shows the same marks."""
+        assert compare(snap_compare, tmp_path, "sources")
+
+
 class TestChips:
     def test_chips_in_the_composer(self, snap_compare: Any, tmp_path: Path) -> None:
         """Two accepted mentions read `@<title>` as chips inside the draft, followed by plain text."""

@@ -19,6 +19,7 @@ REPL_STYLE: Final = Style.from_dict({
     "candidate.label": "",
     "candidate.match": "bold underline",
     "candidate.here": "ansigreen",
+    "candidate.source": "bold ansiyellow",
     "you": "bold ansicyan",
     "assistant": "bold ansigreen",
     "reference": "ansibrightblack italic",

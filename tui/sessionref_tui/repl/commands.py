@@ -21,6 +21,7 @@ from sessionref_tui.event_view import log_rows as event_rows
 from sessionref_tui.event_view import skipped_lines_notice
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
 from sessionref_tui.repl.transcript import DEFAULT_COLUMNS, Transcript
+from sessionref_tui.source_marks import MARK_CELLS, source_mark
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent
@@ -126,9 +127,15 @@ async def _candidates(host: CommandHost, query: str) -> Sequence[Any]:
     return await workspace.candidates(host.agent, query, workspace.limits.session_list)
 
 
-def candidate_row(candidate: Any, now_ms: float, columns: int = DEFAULT_COLUMNS) -> str:
+def candidate_row(
+    candidate: Any, now_ms: float, columns: int = DEFAULT_COLUMNS, *, marks: bool = False
+) -> str:
     """One inert row that fits `columns`: label, id (when it differs), last-activity age, then the
-    cwd (● = the current session's directory) in the rest of the width."""
+    cwd (● = the current session's directory) in the rest of the width. With `marks`, the row starts
+    with the session's source mark (`CC`, `CX`, `GM`, or blanks for the store's own)."""
+    if marks:
+        mark = source_mark(candidate.session_id)
+        return f"{mark:<{MARK_CELLS}} " + candidate_row(candidate, now_ms, columns - MARK_CELLS - 1)
     room = columns - 1
     label_cells = max(12, min(LABEL_CELLS, room - (ID_CELLS + AGE_CELLS + 8 + 12)))
     label = truncate_end(inert(candidate.label), label_cells)
@@ -145,8 +152,10 @@ def candidate_row(candidate: Any, now_ms: float, columns: int = DEFAULT_COLUMNS)
 def _print_candidates(host: CommandHost, candidates: Sequence[Any]) -> None:
     now = time.time() * 1000
     columns = host.transcript.columns()
+    marks = any(source_mark(candidate.session_id) for candidate in candidates)
     host.transcript.print_lines(
-        [[("class:candidate.label", candidate_row(candidate, now, columns))] for candidate in candidates])
+        [[("class:candidate.label", candidate_row(candidate, now, columns, marks=marks))]
+         for candidate in candidates])
 
 
 async def _sessions(host: CommandHost, query: str) -> None:

@@ -30,6 +30,7 @@ from sessionref.service.abort import AbortSignal
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE, LookupKey, MentionLookupController
 from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
+from sessionref_tui.source_marks import source_mark
 
 MAX_LABEL_CELLS: Final = 48
 """Labels longer than this are cut at the end so the menu stays readable."""
@@ -257,8 +258,12 @@ def candidate_label_fragments(candidate: CandidateView, query: str) -> StyleAndT
 
 
 def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float) -> StyleAndTextTuples:
-    """The menu's meta column: id (only when it differs from the label), cwd, age of the last activity."""
+    """The menu's meta column: the source mark of another agent's session (`CC`, `CX`, `GM`), the id
+    (only when it differs from the label), cwd, age of the last activity."""
     fragments: StyleAndTextTuples = []
+    if mark := source_mark(candidate.session_id):
+        fragments.append(("class:candidate.source", mark))
+        fragments.append(("class:candidate.sep", " · "))
     if candidate.session_id != candidate.label:
         shown_id = truncate_end(inert(candidate.session_id), 24)
         fragments.extend(highlighted(shown_id, query, "class:candidate.id", "class:candidate.match"))

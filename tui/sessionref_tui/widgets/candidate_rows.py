@@ -1,8 +1,10 @@
-"""How one `@` picker row is laid out: label, id, cwd and age fitted to a width.
+"""How one `@` picker row is laid out: source mark, label, id, cwd and age fitted to a width.
 
 Pure Rich text, no widgets: the picker's list draws these rows, and tests check
 them directly. Every field comes from data and is made inert before it is put
-in a `rich.text.Text` (never markup).
+in a `rich.text.Text` (never markup). A session from another agent's history
+starts with its source mark (`CC`, `CX`, `GM`: `sessionref_tui.source_marks`);
+when a list holds any, the others get blanks there so titles stay aligned.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rich.style import Style
 from rich.text import Text
 
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_middle
+from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark
 
 SAME_WORKSPACE_MARK: Final = "●"
 """Shown before the cwd of a session that shares the current session's cwd."""
@@ -63,6 +66,9 @@ class RowFields:
     cwd: str
     age: str
     same_workspace: bool
+    mark: str = ""
+    """The source mark (`CC`, `CX`, `GM`), "" for a session of the store itself."""
+    mark_color: str | None = None
 
     @classmethod
     def of(cls, candidate: CandidateLike, now_ms: float) -> RowFields:
@@ -73,6 +79,8 @@ class RowFields:
             cwd=shown_inert(candidate.cwd) if candidate.cwd else NO_CWD,
             age=relative_age(candidate.last_activity, now_ms),
             same_workspace=bool(candidate.same_workspace),
+            mark=source_mark(candidate.session_id),
+            mark_color=source_color(candidate.session_id),
         )
 
 
@@ -86,6 +94,8 @@ class RowColumns:
     session_id: int
     cwd: int
     age: int
+    mark: int = 0
+    """`MARK_CELLS` when some row has a source mark, else 0 (no mark column)."""
 
 
 def columns_for(rows: Sequence[RowFields]) -> RowColumns:
@@ -95,6 +105,7 @@ def columns_for(rows: Sequence[RowFields]) -> RowColumns:
         session_id=max((cell_len(row.session_id) for row in rows), default=0),
         cwd=max((cell_len(row.cwd) for row in rows), default=0),
         age=max((cell_len(row.age) for row in rows), default=0),
+        mark=MARK_CELLS if any(row.mark for row in rows) else 0,
     )
 
 
@@ -169,30 +180,42 @@ class FieldWidths:
     session_id: int
     cwd: int
     has_id_column: bool
+    source_mark: int = 0
+    """Cells of the source mark column (0: none in this list), followed by one space."""
 
     @classmethod
     def of(cls, columns: RowColumns, width: int) -> FieldWidths:
         """Share `width` between the fields of rows laid out from `columns`."""
         has_id_column = columns.session_id > 0
-        # label, 2 spaces, [id, 2 spaces], mark (2 cells), cwd, at least 1 space, age
-        room = width - 2 - columns.age - 2 - (2 if has_id_column else 0) - 1
+        marks = columns.mark + 1 if columns.mark else 0
+        # [source mark, space], label, 2 spaces, [id, 2 spaces], same-folder mark (2 cells), cwd,
+        # at least 1 space, age
+        room = width - marks - 2 - columns.age - 2 - (2 if has_id_column else 0) - 1
         label, session_id, cwd = _allocate([columns.label, columns.session_id, columns.cwd], [6, 1, 3], room)
-        return cls(label, session_id, cwd, has_id_column)
+        return cls(label, session_id, cwd, has_id_column, columns.mark)
 
 
 def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -> tuple[list[Piece], int]:
     """The styled pieces of one row and their total cells (`width`, or more only when `width` is tiny).
 
-    Label first (the title), then the id only when the list has an id column,
+    The source mark first when the list has a mark column, then the label (the title), then the
+    id only when the list has an id column,
     then the cwd (marked when it is the same workspace), and the relative age
     at the right edge. Long fields are shortened in the middle so rows stay
     distinguishable: titles like "Plan … draft 2" and "Plan … draft 3" keep the
     part that differs, and paths keep their folder name.
     """
+    pieces: list[Piece] = []
+    used = 0
+    if widths.source_mark:
+        mark_style = Style(bold=True, color=fields.mark_color) if fields.mark else None
+        pieces.append((fields.mark.ljust(widths.source_mark), mark_style))
+        pieces.append((" ", None))
+        used = widths.source_mark + 1
     label = truncate_middle(fields.label, widths.label)
-    pieces = _matched(label, query, None)
+    pieces += _matched(label, query, None)
     pieces.append((" " * max(0, widths.label - cell_len(label)) + "  ", None))
-    used = max(widths.label, cell_len(label)) + 2
+    used += max(widths.label, cell_len(label)) + 2
     if widths.has_id_column:
         shown_id = truncate_middle(fields.session_id, widths.session_id)
         pieces += _matched(shown_id, query, _DIM)

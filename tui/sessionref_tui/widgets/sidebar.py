@@ -1,4 +1,7 @@
-"""The sessions sidebar: this workspace's sessions first, then the others; select to switch."""
+"""The sessions sidebar: this workspace's sessions first, then the others; select to switch.
+
+A session from another agent's history shows its source mark (`CC`, `CX`, `GM`) before its title.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from sessionref_tui.display import (
     truncate_end,
     truncate_middle,
 )
+from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark
 
 
 class Listed(Protocol):
@@ -95,14 +99,25 @@ def group_heading(group: SessionGroup, cwd: str | None, home: str | None) -> Con
 
 
 def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
-    """Two lines: the (inert) title with the current marker, then the age and, for other folders, the cwd."""
-    title = truncate_end(inert(entry.title) if entry.title else NEW_SESSION_NAME, SIDEBAR_TITLE_WIDTH)
+    """Two lines: the source mark and the (inert) title with the current marker, then the age and, for
+    other folders, the cwd."""
+    mark = source_mark(entry.session_id)
+    room = SIDEBAR_TITLE_WIDTH - (MARK_CELLS + 1 if mark else 0)
+    title = truncate_end(inert(entry.title) if entry.title else NEW_SESSION_NAME, room)
     second: list[str | tuple[str, str]] = [(relative_age(entry.last_activity, now_ms), "dim")]
     if show_cwd:
         folder = truncate_middle(inert(entry.cwd), SIDEBAR_TITLE_WIDTH - 6) if entry.cwd else "(no cwd)"
         second += [(" · ", "dim"), (folder, "dim italic")]
     marker = ("▸ ", "bold $accent") if current else ("  ", "")
-    return Content.assemble(marker, (title, "bold" if current else ""), "\n  ", *second)
+    source: list[str | tuple[str, str]] = []
+    if mark:
+        # The option list does not draw the blank marker of a row that is not current (its title
+        # starts at the left edge): a marked row's mark starts there too. The space after the mark
+        # travels in its styled segment for the same reason.
+        source = [(f"{mark} ", f"bold {source_color(entry.session_id)}")]
+        if not current:
+            return Content.assemble(*source, (title, ""), "\n  ", *second)
+    return Content.assemble(marker, *source, (title, "bold" if current else ""), "\n  ", *second)
 
 
 class SessionList(OptionList):

@@ -1,0 +1,242 @@
+"""Small Claude Code, Codex CLI and Gemini CLI homes for `sessionref demo`, written from scratch.
+
+The demo never reads the user's own histories: it writes these homes into its temporary folder
+and points the sources there, so the tour shows sessions from all three tools, with their marks.
+Each file is laid out and shaped the way the tool writes it (`docs/…/agent-histories.md`): tool
+calls, thinking and injected scaffolding are there too, and the readers leave them out. Times are
+relative to `now_ms`, so ages look real and a fixed clock gives the same pictures on every run.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from sessionref.sources import SourceKind
+
+HISTORY_NAMESPACE: Final = uuid.UUID("5e55104e-f00d-4cab-9a1e-0000000000cc")
+MINUTE_MS: Final = 60_000
+HOUR_MS: Final = 60 * MINUTE_MS
+DAY_MS: Final = 24 * HOUR_MS
+ELSEWHERE: Final = "/srv/billing-service"
+NOTES: Final = "/home/ana/notes"
+
+
+def history_id(name: str) -> str:
+    """The deterministic native id of the demo history session `name`."""
+    return str(uuid.uuid5(HISTORY_NAMESPACE, name))
+
+
+def _iso(moment_ms: int) -> str:
+    return datetime.fromtimestamp(moment_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment_ms % 1000:03d}Z"
+    )
+
+
+def _write(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    text = "".join(dumps(record) + "\n" for record in records)
+    path.write_text(text, encoding="utf-8")
+
+
+def _escaped(cwd: str) -> str:
+    """Claude Code's project folder name for `cwd` (`/`, `.`, `\\` and `:` become `-`)."""
+    return "".join("-" if char in "/.\\:" else char for char in cwd)
+
+
+# -- Claude Code ----------------------------------------------------------------------------------
+
+
+class _Claude:
+    """Writes one Claude Code session: lines chained by `parentUuid`, one per content block."""
+
+    def __init__(self, name: str, cwd: str, start_ms: int) -> None:
+        self.native = history_id(name)
+        self.cwd = cwd
+        self.moment = start_ms
+        self.parent: str | None = None
+        self.count = 0
+        self.records: list[dict[str, Any]] = []
+
+    def _line(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.count += 1
+        self.moment += 20_000
+        uid = str(uuid.uuid5(HISTORY_NAMESPACE, f"{self.native}-{self.count}"))
+        record = {
+            "parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
+            "sessionId": self.native, "version": "2.0.30", "gitBranch": "main", "type": kind,
+            **fields, "uuid": uid, "timestamp": _iso(self.moment),
+        }  # fmt: skip
+        self.parent = uid
+        self.records.append(record)
+        return record
+
+    def prompt(self, text: str) -> None:
+        self._line("user", message={"role": "user", "content": text})
+
+    def answer(self, *blocks: dict[str, Any]) -> None:
+        message_id = f"msg_{self.native[:8]}_{self.count}"
+        for block in blocks:  # one line per block, one API message
+            self._line("assistant", message={"id": message_id, "type": "message", "role": "assistant",
+                                             "model": "claude-sonnet-4-5", "content": [block]})  # fmt: skip
+
+    def tool_result(self, tool_id: str, output: str) -> None:
+        self._line("user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": tool_id, "content": output}]})  # fmt: skip
+
+    def compact(self, summary: str) -> None:
+        boundary = self._line("system", subtype="compact_boundary", content="Conversation compacted")
+        boundary["logicalParentUuid"], boundary["parentUuid"] = boundary["parentUuid"], None
+        self._line("user", isCompactSummary=True, message={"role": "user", "content": (
+            "This session is being continued from a previous conversation that ran out of context. "
+            "The conversation is summarized below:\n" + summary)})  # fmt: skip
+
+    def title(self, text: str) -> None:
+        """A rename (`/rename`): the newest one is the title."""
+        self.records.append({"type": "custom-title", "customTitle": text, "sessionId": self.native})
+
+    def summary(self, text: str) -> None:
+        """A summary line (the title when there is no rename)."""
+        self.records.append({"type": "summary", "summary": text, "leafUuid": self.parent})
+
+    def save(self, root: Path) -> None:
+        _write(root / "projects" / _escaped(self.cwd) / f"{self.native}.jsonl", self.records)
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _claude_home(root: Path, cwd: str, now_ms: int) -> None:
+    ci = _Claude("claude-ci", cwd, now_ms - 3 * HOUR_MS)
+    ci.prompt("CI takes 14 minutes on every push. Where does the time go?")
+    ci.answer({"type": "thinking", "thinking": "Look at the workflow file first.", "signature": "sig"},
+              _text("Let me look at the workflow."),
+              {"type": "tool_use", "id": "toolu_ci_1", "name": "Read",
+               "input": {"file_path": f"{cwd}/.github/workflows/ci.yml"}})  # fmt: skip
+    ci.tool_result("toolu_ci_1", "jobs:\n  test:\n    steps: [checkout, setup-python, pip install, pytest]\n")
+    ci.answer(_text("Three things dominate: `pip install` without a cache (4 min), the full test suite "
+                    "in one process (8 min) and a Docker build nobody uses on pull requests (2 min)."))
+    ci.prompt("Fix the first two.")
+    ci.answer(_text("Done: `actions/cache` keyed on the lock file, and `pytest -n auto` with the slow "
+                    "integration tests marked and run nightly. A push now takes 4 min 10 s."))
+    ci.title("Speed up CI (14 → 4 min)")
+    ci.save(root)
+
+    webhook = _Claude("claude-webhook", ELSEWHERE, now_ms - 6 * DAY_MS)
+    webhook.prompt("Refund webhooks are accepted without checking the signature. Plan a fix.")
+    webhook.answer(_text("Verify the HMAC header against the raw body before parsing JSON, with a "
+                         "constant-time compare and a 5-minute timestamp window."))
+    webhook.compact("The user asked to secure the refund webhook. Agreed: HMAC over the raw body, "
+                    "constant-time compare, reject timestamps older than 5 minutes, rotate the secret "
+                    "through the vault. Done: verification middleware and its tests.")
+    webhook.prompt("Now roll it out without breaking the partner that still sends unsigned calls.")
+    webhook.answer(_text("Log-only mode for a week with a per-partner allowlist, then enforce; the "
+                         "dashboard counts unsigned calls per partner so we know who to chase."))
+    webhook.summary("Refund webhook signature check")
+    webhook.save(root)
+
+
+# -- Codex CLI ------------------------------------------------------------------------------------
+
+
+def _codex_home(root: Path, cwd: str, now_ms: int) -> None:
+    native = history_id("codex-pagination")
+    start = now_ms - 26 * HOUR_MS
+    moment = start
+
+    def line(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        nonlocal moment
+        moment += 15_000
+        return {"timestamp": _iso(moment), "type": kind, "payload": payload}
+
+    def said(role: str, text: str) -> list[dict[str, Any]]:
+        item_type = "input_text" if role == "user" else "output_text"
+        event = "user_message" if role == "user" else "agent_message"
+        plain = {"kind": "plain"} if role == "user" else {}
+        content = [{"type": item_type, "text": text}]
+        return [
+            line("response_item", {"type": "message", "role": role, "content": content}),
+            line("event_msg", {"type": event, "message": text, **plain}),
+        ]
+
+    records = [
+        line("session_meta", {"id": native, "timestamp": _iso(start), "cwd": cwd,
+                              "originator": "codex_cli_rs", "cli_version": "0.63.0", "source": "cli",
+                              "model_provider": "openai"}),
+        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": (
+            f"<environment_context>\n  <cwd>{cwd}</cwd>\n  <sandbox_mode>workspace-write</sandbox_mode>\n"
+            "</environment_context>")}]}),
+        line("turn_context", {"cwd": cwd, "approval_policy": "on-request", "model": "gpt-5-codex"}),
+        *said("user", "The /payments list endpoint times out past 50k rows. Add pagination."),
+        line("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "gAAAAB..."}),
+        line("response_item", {"type": "function_call", "name": "shell", "call_id": "call_1",
+                               "arguments": json.dumps({"command": ["rg", "def list_payments"]})}),
+        line("response_item", {"type": "function_call_output", "call_id": "call_1",
+                               "output": "api/payments.py:88:def list_payments(request):"}),
+        *said("assistant", "Switched `list_payments` to keyset pagination on (created_at, id) with a "
+                           "`cursor` parameter and a default page of 100; offset pagination would still "
+                           "scan the skipped rows."),
+        *said("user", "Keep the old `page` parameter working for one release."),
+        *said("assistant", "`page` still works and answers with a `Deprecation` header pointing to "
+                           "`cursor`; a test covers both."),
+        line("event_msg", {"type": "token_count", "info": None}),
+    ]
+    day = datetime.fromtimestamp(start / 1000, tz=UTC)
+    stamp = day.strftime("%Y-%m-%dT%H-%M-%S")
+    _write(root / "sessions" / day.strftime("%Y/%m/%d") / f"rollout-{stamp}-{native}.jsonl", records)
+    renamed = {"id": native, "thread_name": "Payments API pagination", "updated_at": _iso(moment)}
+    _write(root / "session_index.jsonl", [renamed])
+
+
+# -- Gemini CLI -----------------------------------------------------------------------------------
+
+
+def _gemini_home(root: Path, now_ms: int) -> None:
+    native = history_id("gemini-roadmap")
+    start = now_ms - 9 * DAY_MS
+    project = root / "tmp" / "notes"
+    project.mkdir(parents=True, exist_ok=True)
+    (project / ".project_root").write_text(NOTES + "\n", encoding="utf-8")
+
+    def message(index: int, kind: str, content: Any, **extra: Any) -> dict[str, Any]:
+        message_id = str(uuid.uuid5(HISTORY_NAMESPACE, f"{native}-{index}"))
+        moment = _iso(start + index * MINUTE_MS)
+        return {"id": message_id, "timestamp": moment, "type": kind, "content": content, **extra}
+
+    records = [
+        {"sessionId": native, "projectHash": "notes", "startTime": _iso(start), "lastUpdated": _iso(start)},
+        message(1, "user", "Summarise the Q3 roadmap doc in five bullets."),
+        message(2, "gemini", [{"text": "Thinking about the doc structure.", "thought": True},
+                              {"text": "- Self-serve refunds\n- Faster checkout\n- EU data residency\n"
+                                       "- Partner API v2\n- Retire the legacy dashboard"}],
+                model="gemini-2.5-pro", tokens={"input": 5210, "output": 61}),
+        message(3, "user", "Which of these depend on the billing team?"),
+        message(4, "gemini", "Self-serve refunds and EU data residency: both change how invoices are "
+                             "stored.", model="gemini-2.5-pro"),
+        {"$set": {"summary": "Q3 roadmap summary", "lastUpdated": _iso(start + 4 * MINUTE_MS)}},
+    ]
+    stamp = datetime.fromtimestamp(start / 1000, tz=UTC).strftime("%Y-%m-%dT%H-%M")
+    _write(project / "chats" / f"session-{stamp}-{native[:8]}.jsonl", records)
+
+
+def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKind, Path]:
+    """Write a Claude Code, a Codex CLI and a Gemini CLI home under `folder`; returns each root.
+
+    Two sessions of Claude Code (one in `cwd`, one compacted elsewhere), one of Codex CLI in `cwd`
+    (renamed in its `session_index.jsonl`) and one of Gemini CLI in another project.
+    """
+    roots: dict[SourceKind, Path] = {
+        "claude-code": folder / "claude",
+        "codex": folder / "codex",
+        "gemini": folder / "gemini-home" / ".gemini",
+    }
+    _claude_home(roots["claude-code"], cwd, now_ms)
+    _codex_home(roots["codex"], cwd, now_ms)
+    _gemini_home(roots["gemini"], now_ms)
+    return roots
