@@ -294,14 +294,22 @@ def test_run_demo_starts_on_a_new_session_offline_and_removes_its_store(
         seen["session"] = self._initial_session_id
         seen["stored"] = {record.id for record in asyncio.run(store.list_sessions())}
         seen["root_existed"] = Path(store.root).exists()
+        seen["sources"] = store.sources()
 
     monkeypatch.setattr(SessionrefApp, "run", fake_run)
     assert launch.run_demo(pace=0) == launch.EXIT_OK
     assert isinstance(seen["model"], DemoModel) and seen["model"].pace == 0
     assert seen["session"] is None  # the app starts on a draft session
     names = ("retry", "index", "release", "migration", "incident", "hostile", "untitled", "trip")
-    assert seen["stored"] == {demo_session_id(name) for name in names}
-    assert seen["root_existed"] and not seen["root"].exists()
+    own = {session_id for session_id in seen["stored"] if ":" not in session_id}
+    assert own == {demo_session_id(name) for name in names}
+    foreign = sorted(session_id.split(":")[0] for session_id in seen["stored"] - own)
+    assert foreign == ["claude-code", "claude-code", "codex", "gemini"]
+    demo_folder = seen["root"].parent
+    # Only the homes the demo wrote are read, never the user's own histories.
+    assert [count.source.kind for count in seen["sources"]] == ["claude-code", "codex", "gemini"]
+    assert all(Path(count.source.root).is_relative_to(demo_folder) for count in seen["sources"])
+    assert seen["root_existed"] and not demo_folder.exists()
 
 
 class TestDemoSeed:
