@@ -45,14 +45,14 @@ def test_a_list_without_foreign_sessions_has_no_mark_column() -> None:
 def test_the_sidebar_shows_the_mark_before_the_title() -> None:
     entry = SidebarEntry.of_candidate(CODEX)
     prompt = entry_prompt(entry, now_ms=NOW_MS, show_cwd=True, current=False)
-    assert prompt.plain.splitlines()[0] == "CX Endpoint triage"
+    assert prompt.plain.splitlines()[0] == "  CX Endpoint triage"
     current = entry_prompt(entry, now_ms=NOW_MS, show_cwd=True, current=True)
     assert current.plain.splitlines()[0] == "▸ CX Endpoint triage"
     own = entry_prompt(SidebarEntry.of_candidate(OWN), now_ms=NOW_MS, show_cwd=False, current=False)
     assert own.plain.splitlines()[0].strip() == "Fix flaky retry test"
     long = SidebarEntry("gemini:x", "A title long enough to be cut in the sidebar", None, NOW_MS)
     first = entry_prompt(long, now_ms=NOW_MS, show_cwd=False, current=False).plain.splitlines()[0]
-    assert first.startswith("GM ") and cell_len(first) <= 27 and first.endswith("…")
+    assert first.startswith("  GM ") and cell_len(first) <= 2 + 27 and first.endswith("…")
 
 
 def test_the_switcher_shows_the_mark_before_the_title() -> None:

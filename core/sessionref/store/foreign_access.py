@@ -12,7 +12,7 @@ another program's folders (the `[store] write_foreign_sessions` opt-in is for DS
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from sessionref.contract.events import SessionHeader
 from sessionref.sources import ForeignSession, ForeignSourceError, ForeignSourceErrorCode
@@ -70,10 +70,24 @@ def read_foreign(entry: ForeignEntry) -> ForeignSession:
 
 
 def foreign_log_report(entry: ForeignEntry) -> LogReport:
-    """The session as `read_log_report` shows it: its header and surface events, skipped positions."""
+    """The session as `read_log_report` shows it: its header and surface events, skipped positions.
+
+    Like a log's, each answer carries the `turn` and `step` it was given in: turn `n` begins with
+    the `n`-th message (prompt or checkpoint), and each answer after it is its next step. (A
+    surface has no turns; a UI that tells answers apart by turn and step needs them.)
+    """
     session = read_foreign(entry)
     snapshot = session.snapshot
-    events = [dict(event) for event in snapshot["events"]]
+    events: list[dict[str, Any]] = []
+    turn = step = 0
+    for event in snapshot["events"]:
+        copied: dict[str, Any] = dict(event)
+        if copied.get("type") == "user/message":
+            turn, step = turn + 1, 0
+        elif copied.get("type") == "assistant/message":
+            step += 1
+            copied["data"] = {"turn": max(turn, 1), "step": step, **copied["data"]}
+        events.append(copied)
     return LogReport(dict(snapshot["session"]), events, session.skipped_at)
 
 
