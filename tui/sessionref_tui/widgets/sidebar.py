@@ -111,12 +111,8 @@ def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: b
     marker = ("▸ ", "bold $accent") if current else ("  ", "")
     source: list[str | tuple[str, str]] = []
     if mark:
-        # The option list does not draw the blank marker of a row that is not current (its title
-        # starts at the left edge): a marked row's mark starts there too. The space after the mark
-        # travels in its styled segment for the same reason.
+        # One styled segment, the space included, so the mark and its gap are drawn as one.
         source = [(f"{mark} ", f"bold {source_color(entry.session_id)}")]
-        if not current:
-            return Content.assemble(*source, (title, ""), "\n  ", *second)
     return Content.assemble(marker, *source, (title, "bold" if current else ""), "\n  ", *second)
 
 
