@@ -54,8 +54,14 @@ class ForeignPlan:
 
     @property
     def total(self) -> int:
-        """How many history files `run` will scan (new or changed since the last walk)."""
+        """How many history files `run` will scan (new or changed since the last walk); after `list_files`."""
         return sum(walk.pending for walk in self.walks)
+
+    def list_files(self) -> int:
+        """List and stat every root's session files (no lock needed); returns `total`."""
+        for walk in self.walks:
+            walk.plan()
+        return self.total
 
     def run(self, progress: Callable[[int], None] | None = None) -> list[ForeignWalk]:
         """Scan every changed file; `progress(files scanned so far)` every `PROGRESS_EVERY` and at the end."""
@@ -120,18 +126,18 @@ class ForeignCatalog:
         return counts
 
     def plan(self) -> ForeignPlan:
-        """List and stat every source root against a snapshot of what is indexed (no lock needed)."""
-        started = _now_ms()
+        """The walks of every source against a snapshot of what is indexed (under the store lock).
+
+        Cheap (copies of dicts); `ForeignPlan.list_files` then lists and stats, without the lock.
+        """
         walks: list[RootWalk] = []
         for source in self.sources:
             known = Known(
                 {path: row for path, row in self.files.items() if row.kind == source.kind},
                 {key: entry for key, entry in self.entries.items() if entry.kind == source.kind},
             )
-            walk = RootWalk(source, known)
-            walk.plan()
-            walks.append(walk)
-        return ForeignPlan(walks, started)
+            walks.append(RootWalk(source, known))
+        return ForeignPlan(walks, _now_ms())
 
     def apply(self, walks: Sequence[ForeignWalk], started_ms: int) -> Changes:
         """Apply finished walks (index and memory); returns the session changes for the catalogue.
@@ -185,7 +191,7 @@ def walk_all(
 
     One progress run covers both: new log folders first, then history files to scan.
     """
-    extra = plan.total
+    extra = plan.list_files()
     logs_total = 0
 
     def logs_progress(done: int, total: int) -> None:

@@ -184,3 +184,19 @@ def test_prepare_as_if_sent_from_a_foreign_session_only_reads(
     # `prepare` never sends: preparing "from" a foreign session reads, like from any other.
     code, out, _ = run(capsys, "prepare", "plain text", "--session", CHECKOUT, "--store", str(store_root))
     assert code == EXIT_OK and out.startswith("plain text\n")
+
+
+@pytest.mark.parametrize(("listed", "code"), [("codex", EXIT_OK), ("none", EXIT_FAILED)])
+def test_repl_reads_the_sources_its_option_names(
+    store_root: Path, homes: dict[str, Path], capsys, listed: str, code: int
+) -> None:
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text("\x04")
+        argv = ["repl", "--store", str(store_root), "--session", "codex:2c3d", "--sources", listed]
+        assert main(argv) == code
+    if code == EXIT_FAILED:  # the Codex session is not there without its source
+        assert "STORE_SESSION_NOT_FOUND" in capsys.readouterr().err
