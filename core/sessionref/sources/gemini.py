@@ -17,9 +17,12 @@ Decisions where the formats are silent:
   first `user`/`gemini` item with text of the new history becomes the checkpoint (its
   compaction id: `line-<n>` of the `$set`), the other items follow as ordinary messages.
   `{"$rewindTo": id}` drops that message and everything after it (an unknown id changes
-  nothing). A message id written again replaces the earlier record in place (last write wins)
-  and takes the new line as its seq, so seqs are then not in list order; several items of one
-  `$set` share its line as seq. In a legacy `.json` file a message's seq is its 1-based index.
+  nothing). A message id written again replaces the earlier record in place (last write wins).
+* **Seqs.** Every message record, and every item of a replaced history, takes the next number of
+  one counter that runs through the file in order: seqs are unique and grow with the file (a
+  rewritten message takes a new, higher one and keeps its place in the list), which is what the
+  conversation index keys messages by; `capturedThroughSeq` is the highest. A legacy `.json`
+  file runs the same counter through its messages.
 * **Titles.** The newest `summary`, else the first user message (the store's fallback-title
   rule). "First" is the first user message written, unless a rewind dropped it (then the next
   one written); rewriting it with new text retitles, rewriting it as another type does not
@@ -298,21 +301,22 @@ class _History:
 
     def __init__(self) -> None:
         self.entries: dict[str, _Entry] = {}
+        self.position = 0  # the seq of the last message record or history item read
 
-    @staticmethod
-    def entry(record: Mapping[str, Any], seq: int) -> _Entry:
+    def entry(self, record: Mapping[str, Any]) -> _Entry:
         model = record.get("model")
+        self.position += 1
         return _Entry(
             kind=record["type"],
             text=message_text(record.get("content")),
-            seq=seq,
+            seq=self.position,
             time=_time_or_zero(record.get("timestamp")),
             model=model if isinstance(model, str) and model else UNKNOWN_MODEL,
         )
 
-    def put(self, record: Mapping[str, Any], seq: int) -> None:
+    def put(self, record: Mapping[str, Any]) -> None:
         previous = self.entries.get(record["id"])
-        entry = self.entry(record, seq)
+        entry = self.entry(record)
         if previous is not None:
             entry.checkpoint = previous.checkpoint
         self.entries[record["id"]] = entry  # an existing key keeps its position
@@ -331,7 +335,7 @@ class _History:
             if not isinstance(item, dict) or not isinstance(item.get("type"), str):
                 continue
             message_id = item["id"] if isinstance(item.get("id"), str) else f"line-{seq}-{index}"
-            entry = self.entry(item, seq)
+            entry = self.entry(item)
             if compaction_id is not None and entry.kind in CONVERSATION_TYPES and entry.text:
                 entry.checkpoint, compaction_id = compaction_id, None
             self.entries.pop(message_id, None)
@@ -363,7 +367,7 @@ def _apply(history: _History, seq: int, record: Mapping[str, Any]) -> None:
     elif isinstance(record.get("$rewindTo"), str):
         history.rewind(record["$rewindTo"])
     elif _is_message(record):
-        history.put(record, seq)
+        history.put(record)
 
 
 def read_session(root: Path, path: Path) -> ForeignSession:

@@ -67,8 +67,25 @@ def test_rewrites_replace_in_place_and_rewinds_truncate(tmp_path: Path) -> None:
         ],
     )
     assert items == [("user", "one", False), ("assistant", "final", False), ("user", "three", False)]
-    assert [event["seq"] for event in session.snapshot["events"]] == [2, 5, 10]
-    assert session.snapshot["capturedThroughSeq"] == 10
+    # One counter through the file: m1 1, m2 2, m3 3, m2 again 4, m4 5, m5 6, m6 7, m7 8.
+    assert [event["seq"] for event in session.snapshot["events"]] == [1, 4, 7]
+    assert session.snapshot["capturedThroughSeq"] == 7
+
+
+def test_a_replaced_history_gives_every_item_its_own_seq(tmp_path: Path) -> None:
+    """Seqs stay unique and growing, so the conversation index can key messages by them."""
+    replaced = [
+        {"id": "r1", "type": "user", "content": "summary of before"},
+        {"id": "r2", "type": "gemini", "content": "kept answer"},
+        {"id": "r3", "type": "user", "content": "kept question"},
+    ]
+    _items, session = read(
+        tmp_path,
+        [METADATA, message("m1", "user", "one"), {"$set": {"messages": replaced}}, message("m2", "user", "two")],
+    )
+    seqs = [event["seq"] for event in session.snapshot["events"]]
+    assert seqs == [2, 3, 4, 5]
+    assert session.snapshot["capturedThroughSeq"] == 5
 
 
 def test_rewinding_to_an_info_record_drops_what_follows(tmp_path: Path) -> None:
