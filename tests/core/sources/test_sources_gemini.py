@@ -81,7 +81,12 @@ def test_a_replaced_history_gives_every_item_its_own_seq(tmp_path: Path) -> None
     ]
     _items, session = read(
         tmp_path,
-        [METADATA, message("m1", "user", "one"), {"$set": {"messages": replaced}}, message("m2", "user", "two")],
+        [
+            METADATA,
+            message("m1", "user", "one"),
+            {"$set": {"messages": replaced}},
+            message("m2", "user", "two"),
+        ],
     )
     seqs = [event["seq"] for event in session.snapshot["events"]]
     assert seqs == [2, 3, 4, 5]
