@@ -9,13 +9,24 @@ shape is `sessionref.contract.events.SurfaceSnapshot`, re-exported here.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from sessionref.contract.events import SurfaceSnapshot
 
-__all__ = ["CandidateSearch", "Progress", "SessionQuery", "SessionRecord", "SurfaceSnapshot"]
+__all__ = [
+    "CandidateSearch",
+    "ConversationHit",
+    "ConversationHits",
+    "ConversationQuery",
+    "ConversationStatus",
+    "Progress",
+    "SessionQuery",
+    "SessionRecord",
+    "SurfaceSnapshot",
+]
 
 Progress = Callable[[int, int], None]
 """`progress(done, total)`: sessions indexed so far during a first-time walk (raise in it to stop)."""
@@ -75,5 +86,77 @@ class CandidateSearch(Protocol):
         """Up to `limit` (record, label) pairs ranked by (cwd rank, recency).
 
         `needle` is already lower-cased; empty means no filtering.
+        """
+        ...
+
+
+ConversationStatus = Literal["ok", "empty", "too_short", "indexing", "unavailable"]
+"""How a conversation search went: `ok` (matches, possibly none), `empty` (no words typed),
+`too_short` (no word long enough to search yet), `indexing` (the index is being built: nothing to
+search yet), `unavailable` (this backend cannot search: no index, no full-text support)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationHit:
+    """One session found by what was said in it, as a backend reports it: its best matching message.
+
+    `snippet` is one line of that message's original text (raw data: display it inertly) and
+    `spans` the `[start, end)` offsets of the matched words inside it. `time` is the message's
+    time and `last_activity` the session's (epoch ms); `same_folder` says its cwd is the cwd the
+    search ranked from.
+    """
+
+    session_id: str
+    seq: int
+    role: Literal["user", "assistant"]
+    checkpoint: bool
+    time: int
+    snippet: str
+    spans: tuple[tuple[int, int], ...]
+    same_folder: bool
+    last_activity: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationHits:
+    """A backend's answer to one conversation search.
+
+    `pending` is a 1-2 character word still being typed that does not filter yet; `complete` is
+    False when more messages matched than were examined. While `indexing`, `progress` is
+    `(sessions indexed, sessions to index)` when known; `message` says why a search is
+    `unavailable`.
+    """
+
+    hits: tuple[ConversationHit, ...] = ()
+    status: ConversationStatus = "ok"
+    pending: str = ""
+    complete: bool = True
+    progress: tuple[int, int] | None = None
+    message: str | None = None
+
+
+@runtime_checkable
+class ConversationQuery(Protocol):
+    """What the reference service needs to find sessions by what was said in them.
+
+    The embedded full-text index implements it (`sessionref.textsearch`); a server backend
+    (PostgreSQL full-text search) could implement the same. The service calls it in a worker
+    thread, never on an event loop; implementations must be thread-safe.
+    """
+
+    def search_conversations(
+        self,
+        text: str,
+        *,
+        limit: int,
+        exclude_session_id: str | None,
+        cwd: str | None,
+        cancel: threading.Event,
+    ) -> ConversationHits:
+        """Up to `limit` sessions whose conversation matches `text`, one hit each, best first.
+
+        Ranked by relevance, then same folder as `cwd`, then recent activity; never the session
+        `exclude_session_id`. Once `cancel` is set the search should stop soon (a running query
+        is interrupted) and may raise; the service has then already given up on it.
         """
         ...

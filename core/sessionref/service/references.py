@@ -48,7 +48,14 @@ from sessionref.service.abort import AbortSignal
 from sessionref.service.cancellation import race, raise_if_aborted
 from sessionref.service.candidates import Candidate, checked_candidate_limit, find_candidates
 from sessionref.service.config import SessionReferenceConfig
-from sessionref.service.protocols import SessionQuery, SurfaceSnapshot
+from sessionref.service.conversations import (
+    ConversationSearchResult,
+    MessageContext,
+    checked_search_text,
+    find_conversations,
+    read_message_context,
+)
+from sessionref.service.protocols import ConversationQuery, SessionQuery, SurfaceSnapshot
 from sessionref.service.spill import SpillStore
 
 __all__ = [
@@ -192,7 +199,8 @@ class SessionReferences:
     callable (sync or async) returning it; it feeds the automatic budget when
     `max_reference_bytes` is not configured. `spill_store` receives full
     transcripts of truncated references (without one, notices say
-    `storage-not-configured`). Construction raises `SESSION_REFERENCE_INVALID_CONFIG`
+    `storage-not-configured`). `conversations` answers `search_conversations` (without it,
+    that search is `unavailable`). Construction raises `SESSION_REFERENCE_INVALID_CONFIG`
     for a bad config.
     """
 
@@ -204,6 +212,7 @@ class SessionReferences:
         spill_store: SpillStore | None = None,
         context_window: ContextWindow = None,
         profile: Profile = "later",
+        conversations: ConversationQuery | None = None,
     ) -> None:
         if profile not in ("rc8", "later"):
             raise ValueError(f"unknown profile {profile!r}")
@@ -212,6 +221,7 @@ class SessionReferences:
         self.spill_store = spill_store
         self.context_window = context_window
         self.profile: Profile = profile
+        self.conversations = conversations
 
     # -- discovery -------------------------------------------------------------------------------
 
@@ -240,6 +250,39 @@ class SessionReferences:
             limit=checked,
             signal=signal,
         )
+
+    async def search_conversations(
+        self,
+        agent: ReferencingAgent,
+        text: str,
+        limit: object = 20,
+        *,
+        signal: AbortSignal | None = None,
+    ) -> ConversationSearchResult:
+        """Other sessions whose conversation matches `text` (what was said, not the title), best first.
+
+        Relevance, then `agent`'s cwd, then recent activity; one match per session, `agent` itself
+        never. Runs in a worker thread; cancellable like `list_candidates` (an aborted `signal`
+        gives `SESSION_REFERENCE_CANCELLED` and interrupts the running query). Without a text
+        index (not built yet, no full-text support) the result has no matches and says why (`note`).
+        """
+        checked = checked_candidate_limit(limit)
+        return await find_conversations(
+            self.conversations,
+            self.query,
+            agent_id=agent.id,
+            agent_cwd=getattr(agent, "cwd", None),
+            text=checked_search_text(text),
+            limit=checked,
+            signal=signal,
+        )
+
+    async def message_context(
+        self, session_id: str, seq: int, *, around: int = 1, signal: AbortSignal | None = None
+    ) -> MessageContext:
+        """Message `seq` of `session_id` with `around` neighbours each side, from its projection now
+        (one read of its log; texts bounded). For a preview of a conversation match."""
+        return await read_message_context(self.query, session_id, seq, around=around, signal=signal)
 
     # -- preparation -----------------------------------------------------------------------------
 
