@@ -573,17 +573,8 @@ class SessionStore:
         """
 
         def sources() -> list[ConversationSource]:
-            root = os.fspath(self.root)
-            found = [
-                ConversationSource(
-                    session_id,
-                    "log",
-                    os.path.join(root, state.path),
-                    f"{state.size}:{state.mtime_ns}",
-                    state.updated_at,
-                )
-                for session_id, state in self._catalog.by_id.items()
-            ]
+            by_id = self._catalog.by_id
+            found = [self._conversation_source(session_id, state) for session_id, state in by_id.items()]
             found.extend(
                 ConversationSource(session_id, entry.kind, entry.paths[0], entry.version, entry.updated_at)
                 for session_id, entry in self._catalog.foreign.items()
@@ -591,6 +582,30 @@ class SessionStore:
             return found
 
         return await self._locked(sources)
+
+    def conversation_source(self, session_id: str) -> ConversationSource | None:
+        """`conversation_sources()` for one session (None when it is not listed); never reads a log.
+
+        For keeping the conversation index current after an append without listing every session.
+        """
+        with self._lock:
+            self._check_open()
+            state = self._catalog.by_id.get(session_id)
+            if state is not None:
+                return self._conversation_source(session_id, state)
+            entry = self._catalog.foreign.get(session_id)
+            if entry is None:
+                return None
+            return ConversationSource(session_id, entry.kind, entry.paths[0], entry.version, entry.updated_at)
+
+    def _conversation_source(self, session_id: str, state: LogState) -> ConversationSource:
+        return ConversationSource(
+            session_id,
+            "log",
+            os.path.join(self._root_text, state.path),
+            f"{state.size}:{state.mtime_ns}",
+            state.updated_at,
+        )
 
     async def search_candidates(
         self, *, exclude_id: str, target_cwd: str | None, needle: str, limit: int

@@ -126,10 +126,13 @@ class SearchCancellation:
     The SQLite engine polls it from a progress handler while a statement runs (every
     `PROGRESS_OPS` virtual-machine steps) and between statements, so a search stops within a
     fraction of a millisecond of `cancel()` and raises `TEXT_SEARCH_CANCELLED`.
+
+    Given an `event`, the switch is that event: setting it cancels (how the reference service's
+    `ConversationQuery.search_conversations(cancel=...)` reaches the engine).
     """
 
-    def __init__(self) -> None:
-        self._event = threading.Event()
+    def __init__(self, event: threading.Event | None = None) -> None:
+        self._event = threading.Event() if event is None else event
 
     @property
     def cancelled(self) -> bool:

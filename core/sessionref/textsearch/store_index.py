@@ -1,0 +1,428 @@
+"""`StoreConversationIndex`: one store's conversation index, built and kept current in the background.
+
+It owns the `TextIndex` file beside the store's discovery index and one worker thread that does
+every write to it, in order: opening the file (checking it, recreating it when damaged), the
+catch-up with the store (`catch_up`: a first build with progress, or what changed since the last
+run), and the refresh of sessions the store reports appended to (debounced by
+`LIVE_REFRESH_DELAY`, only for events that change a conversation). A UI calls `start()` once its
+sessions are on screen (it returns at once); the CLI calls `catch_up_now()` and waits.
+
+It implements the reference service's `ConversationQuery`: `search_conversations` is called in a
+worker thread by the service. While the index is opened or built it answers `indexing` with
+progress, without a usable SQLite FTS5 `unavailable` with the reason; a search that finds the
+file damaged (the engine resets it) answers `indexing` and queues the rebuild.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal, Protocol, TypeVar
+
+from sessionref.service.protocols import (
+    ConversationHit,
+    ConversationHits,
+    SessionRecord,
+    SurfaceSnapshot,
+)
+from sessionref.store.errors import StoreError
+from sessionref.store.fold import SURFACE_TYPES
+from sessionref.store.index import index_path_for
+from sessionref.textsearch.catch_up import (
+    CatchUpPlan,
+    CatchUpReport,
+    CatchUpStopped,
+    Progress,
+    SourceLike,
+    catch_up,
+    refresh,
+)
+from sessionref.textsearch.errors import TEXT_SEARCH_CLOSED, TEXT_SEARCH_UNAVAILABLE, TextSearchError
+from sessionref.textsearch.index import MAX_LIMIT, TextIndex
+from sessionref.textsearch.protocol import SearchCancellation, SessionFacts
+from sessionref.textsearch.query import parse_query
+from sessionref.textsearch.schema import TEXT_INDEX_FILE_NAME
+
+log = logging.getLogger("sessionref.textsearch")
+T = TypeVar("T")
+
+LIVE_REFRESH_DELAY: Final = 1.0
+"""Seconds from a new message in a session to its rows being re-read, gathering the messages of
+that second into one read of the log. A reply's streamed chunks never count (they change no
+conversation): only its final message does, so a reply costs one re-read, a second after it ends.
+Search may miss a message for that second; a shorter delay re-reads busy logs more often."""
+
+NOT_STARTED: Final = "the index of what was said is not open"
+
+Phase = Literal["idle", "opening", "building", "ready", "unavailable", "closed"]
+"""`idle` before `start`, `opening` while the file is opened and checked, `building` during a
+(re)build, `ready` once caught up (later catch-ups and refreshes keep answering), `unavailable`
+when no index can be used, `closed` after `close`."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """Where the index stands: its phase, `(done, total)` sessions during a build, sessions the last
+    catch-up could not read, and why it is unavailable."""
+
+    phase: Phase
+    progress: tuple[int, int] | None = None
+    skipped: int = 0
+    message: str | None = None
+
+
+class ConversationStore(Protocol):
+    """What the index needs from the store (`sessionref.store.SessionStore` fits)."""
+
+    @property
+    def root(self) -> Path: ...
+    async def conversation_sources(self) -> Sequence[SourceLike]: ...
+    def conversation_source(self, session_id: str) -> SourceLike | None: ...
+    async def read_surface(self, session_id: str) -> SurfaceSnapshot: ...
+    def record(self, session_id: str) -> SessionRecord: ...
+    def subscribe(self, listener: Callable[[str, list[dict[str, Any]]], None]) -> Callable[[], None]: ...
+
+
+def text_index_path(root: Path) -> Path:
+    """Where the conversation index of the store at `root` lives: beside its discovery index (in the
+    store root, or in the user cache folder when the root is read-only)."""
+    discovery = index_path_for(root)
+    if discovery.parent == root:
+        return root / TEXT_INDEX_FILE_NAME
+    return discovery.with_name(f"{discovery.stem}-text.sqlite")
+
+
+class _Blocking:
+    """Runs the store's coroutines to completion from a worker thread (a private event loop, made
+    on first use)."""
+
+    def __init__(self) -> None:
+        self._runner: asyncio.Runner | None = None
+
+    def run(self, work: Awaitable[T]) -> T:
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(_awaited(work))
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+
+
+async def _awaited(work: Awaitable[T]) -> T:
+    return await work
+
+
+class StoreConversationIndex:
+    """The conversation index of `store` (see the module doc). Thread-safe.
+
+    `path` defaults to `text_index_path(store.root)`; `verify` runs SQLite's `quick_check` when the
+    file is opened (a damaged file is otherwise found by its first failing statement).
+    """
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        *,
+        path: Path | None = None,
+        verify: bool = True,
+        live_delay: float = LIVE_REFRESH_DELAY,
+    ) -> None:
+        self._store = store
+        self.path = text_index_path(Path(store.root)) if path is None else path
+        self._verify = verify
+        self._live_delay = live_delay
+        self._lock = threading.Lock()
+        self._status = IndexStatus("idle")
+        self._index: TextIndex | None = None
+        self._resets_seen = 0
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="conversation-index")
+        self._stopping = threading.Event()
+        self._started = False
+        self._unsubscribe: Callable[[], None] | None = None
+        self._dirty: set[str] = set()
+        self._timer: threading.Timer | None = None
+        self._unreadable: dict[str, str] = {}
+        self.refreshes = 0
+        """How many debounced refreshes ran (each re-reads every session appended to meanwhile)."""
+        self.last_report: CatchUpReport | None = None
+        """What the last catch-up did."""
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> IndexStatus:
+        """Where the index stands now."""
+        with self._lock:
+            return self._status
+
+    def _set(self, phase: Phase, **changes: Any) -> None:
+        with self._lock:
+            if self._status.phase == "closed":
+                return
+            fields = {"progress": None, "skipped": self._status.skipped, "message": None, **changes}
+            self._status = IndexStatus(phase, **fields)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Open and catch up in the background, then follow the store's appends (idempotent).
+
+        Returns at once; `status` says how far it got. Call it once the sessions are on screen."""
+        with self._lock:
+            if self._started or self._status.phase == "closed":
+                return
+            self._started = True
+            self._status = IndexStatus("opening")
+        self._submit(self._follow_and_catch_up)
+
+    def request_catch_up(self) -> None:
+        """Queue another catch-up with the store (after the store itself caught up with other programs)."""
+        if self._started:
+            self._submit(self._catch_up_quietly)
+
+    def catch_up_now(self, progress: Progress | None = None) -> CatchUpReport:
+        """Open if needed and catch up in the calling thread, which must not run an event loop (the
+        CLI). `progress(done, total)` reports a build. Raises `TEXT_SEARCH_UNAVAILABLE` when no
+        index can be used."""
+        with self._lock:
+            if self._status.phase == "closed":
+                raise TextSearchError(TEXT_SEARCH_CLOSED, "the conversation index is closed")
+            self._started = True
+        report = self._catch_up(progress)
+        status = self.status
+        if status.phase == "unavailable":
+            raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, status.message or NOT_STARTED)
+        return report
+
+    def drain(self, timeout: float | None = None) -> None:
+        """Run the refresh of sessions appended to now, without its delay, and wait until every
+        queued job (catch-up, refresh) is done. For tests and a host about to read the index."""
+        self._flush_dirty()
+        self._submit(lambda: None).result(timeout)
+
+    def close(self) -> None:
+        """Stop following the store, stop a running catch-up at its next session, close the file.
+
+        Blocks until the worker stopped (at most one batch of writes). Idempotent."""
+        with self._lock:
+            if self._status.phase == "closed":
+                return
+            self._status = IndexStatus("closed")
+            timer, self._timer = self._timer, None
+            unsubscribe, self._unsubscribe = self._unsubscribe, None
+        self._stopping.set()
+        if timer is not None:
+            timer.cancel()
+        if unsubscribe is not None:
+            unsubscribe()
+        self._worker.shutdown(wait=True, cancel_futures=True)
+        if self._index is not None:
+            self._index.close()
+
+    def _submit(self, job: Callable[[], None]) -> Future[None]:
+        try:
+            return self._worker.submit(job)
+        except RuntimeError:  # shut down: closed meanwhile
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done
+
+    # -- the worker's jobs -----------------------------------------------------------------------
+
+    def _open(self) -> TextIndex | None:
+        if self._index is not None:
+            return self._index
+        self._set("opening")
+        try:
+            self._index = TextIndex(self.path, verify=self._verify)
+        except (TextSearchError, OSError) as error:
+            message = error.message if isinstance(error, TextSearchError) else str(error)
+            log.warning("the conversation index %s cannot be used: %s", self.path, message)
+            self._set("unavailable", message=message)
+            return None
+        self._resets_seen = self._index.resets
+        return self._index
+
+    def _follow_and_catch_up(self) -> None:
+        # Subscribed from this thread (no event loop runs here): the store then calls the listener
+        # in the thread that wrote, never on a UI loop.
+        unsubscribe = self._store.subscribe(self._appended)
+        with self._lock:
+            if self._status.phase == "closed":
+                unsubscribe()
+                return
+            self._unsubscribe = unsubscribe
+        self._catch_up_quietly()
+
+    def _catch_up_quietly(self) -> None:
+        try:
+            self._catch_up(None)
+        except Exception:  # a bug: keep serving what the index holds, and say so in the log
+            log.exception("the conversation catch-up failed")
+            if self._index is None or self.status.phase != "ready":
+                self._set("unavailable", message="the index of what was said could not be brought up to date")
+
+    def _catch_up(self, progress: Progress | None, *, retry: bool = True) -> CatchUpReport:
+        index = self._open()
+        if index is None:
+            return CatchUpReport()
+        blocking = _Blocking()
+        was_ready = self.status.phase == "ready"
+
+        def planned(plan: CatchUpPlan) -> None:
+            if plan.build:
+                self._set("building", progress=(0, plan.total))
+
+        def built(done: int, total: int | None) -> None:
+            if self._stopping.is_set():
+                raise CatchUpStopped("the conversation index is closing")
+            self._set("building", progress=(done, total or done))
+            if progress is not None:
+                progress(done, total or done)
+
+        try:
+            sources = blocking.run(self._store.conversation_sources())
+            report = catch_up(
+                index,
+                sources,
+                lambda session_id: blocking.run(self._store.read_surface(session_id)),
+                progress=built,
+                stopped=self._stopping.is_set,
+                known_unreadable=self._unreadable,
+                on_plan=planned,
+            )
+        except CatchUpStopped:
+            return CatchUpReport()
+        except TextSearchError as error:
+            if retry and error.code == TEXT_SEARCH_UNAVAILABLE and self._was_reset(index):
+                return self._catch_up(progress, retry=False)  # damaged and reset: feed it all again
+            self._set("ready" if was_ready else "unavailable", message=error.message)
+            raise
+        finally:
+            blocking.close()
+        self.last_report = report
+        self._set("ready", skipped=len(report.skipped))
+        return report
+
+    def _was_reset(self, index: TextIndex) -> bool:
+        with self._lock:
+            if index.resets == self._resets_seen:
+                return False
+            self._resets_seen = index.resets
+            return True
+
+    # -- following the store's appends ------------------------------------------------------------
+
+    def _appended(self, session_id: str, events: list[dict[str, Any]]) -> None:
+        """The store's listener: note a session whose conversation changed; refresh it after a delay."""
+        if not any(event.get("type") in SURFACE_TYPES for event in events):
+            return  # chunks, titles, turn markers: nothing a search sees
+        with self._lock:
+            if self._status.phase == "closed":
+                return
+            self._dirty.add(session_id)
+            if self._timer is not None:
+                return
+            self._timer = threading.Timer(self._live_delay, self._flush_dirty)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _flush_dirty(self) -> None:
+        with self._lock:
+            timer, self._timer = self._timer, None
+            dirty, self._dirty = self._dirty, set()
+        if timer is not None:
+            timer.cancel()
+        if dirty:
+            self._submit(lambda: self._refresh(dirty))
+
+    def _refresh(self, session_ids: Collection[str]) -> None:
+        index = self._index
+        if index is None or self._stopping.is_set():
+            return
+        blocking = _Blocking()
+        try:
+            sources = {session_id: self._store.conversation_source(session_id) for session_id in session_ids}
+            refresh(
+                index,
+                sources,
+                lambda session_id: blocking.run(self._store.read_surface(session_id)),
+                known_unreadable=self._unreadable,
+            )
+            self.refreshes += 1
+        except (StoreError, TextSearchError) as error:  # closing, or the file was damaged meanwhile
+            log.warning("cannot refresh the conversation index: %s", error)
+            if isinstance(error, TextSearchError) and self._was_reset(index):
+                self._catch_up_quietly()
+        finally:
+            blocking.close()
+
+    # -- ConversationQuery -----------------------------------------------------------------------
+
+    def _facts(self, session_ids: Sequence[str]) -> Mapping[str, SessionFacts]:
+        facts: dict[str, SessionFacts] = {}
+        for session_id in session_ids:
+            try:
+                record = self._store.record(session_id)
+            except StoreError:  # no longer listed (deleted), or the store closed: not a result
+                continue
+            facts[session_id] = SessionFacts(record.cwd, record.last_activity)
+        return facts
+
+    def search_conversations(
+        self,
+        text: str,
+        *,
+        limit: int,
+        exclude_session_id: str | None,
+        cwd: str | None,
+        cancel: threading.Event,
+    ) -> ConversationHits:
+        """Sessions whose conversation matches `text`, best first (see `ConversationQuery`)."""
+        plan = parse_query(text)
+        if plan.status != "ok":
+            return ConversationHits(status=plan.status, pending=plan.pending)
+        status = self.status
+        index = self._index
+        if status.phase in ("opening", "building"):
+            return ConversationHits(status="indexing", progress=status.progress)
+        if status.phase != "ready" or index is None:
+            return ConversationHits(status="unavailable", message=status.message or NOT_STARTED)
+        try:
+            found = index.search(
+                text,
+                facts=self._facts,
+                limit=min(limit, MAX_LIMIT),
+                exclude_session_id=exclude_session_id,
+                cwd=cwd,
+                cancel=SearchCancellation(cancel),
+            )
+        except TextSearchError as error:
+            if error.code == TEXT_SEARCH_UNAVAILABLE and self._was_reset(index):
+                self._set("building")
+                self._submit(self._catch_up_quietly)  # the file was damaged and reset: rebuild it
+                return ConversationHits(status="indexing")
+            if error.code == TEXT_SEARCH_CLOSED:
+                return ConversationHits(status="unavailable", message=NOT_STARTED)
+            raise
+        hits = tuple(
+            ConversationHit(
+                match.session_id,
+                match.seq,
+                match.role,
+                match.checkpoint,
+                match.time,
+                match.snippet.text,
+                match.snippet.spans,
+                match.same_folder,
+                match.last_activity,
+            )
+            for match in found.matches
+        )
+        return ConversationHits(hits, found.status, found.pending, found.complete)
