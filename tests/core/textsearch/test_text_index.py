@@ -112,7 +112,9 @@ def test_incremental_updates_equal_a_rebuild(actions: list, cuts: list[int], as_
             fresh.update([SessionRows("s", final, through)])
             assert grown.session_rows("s") == fresh.session_rows("s") == by_seq(final)
             for query in ("migration", "pg_dump", "数据库", "zurich", "café", "budget the"):
-                assert found(grown, query) == found(fresh, query)
+                # The same sessions; which of a session's equally matching messages is its best may
+                # differ: bm25 is computed per shard, and a grown index holds rows in other shards.
+                assert [hit[0] for hit in found(grown, query)] == [hit[0] for hit in found(fresh, query)]
             grown.close()
             fresh.close()
     finally:
