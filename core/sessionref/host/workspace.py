@@ -38,8 +38,10 @@ from sessionref.host.internal_errors import StoreInternalErrorLog
 from sessionref.host.settings import Settings
 from sessionref.service.abort import AbortSignal
 from sessionref.service.candidates import Candidate
+from sessionref.service.conversations import ConversationSearchResult
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
 from sessionref.store.spill_files import DirectorySpillStore
+from sessionref.textsearch.store_index import StoreConversationIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,12 @@ class CandidateLimits:
     switcher: int = 30
     """The app's session switcher (Ctrl+O), asked again on every keystroke: 30 ranked hits are about
     two screens of the palette, enough to scroll while typing narrows them."""
+
+    said: int = 20
+    """The "said in conversation" group of both `@` menus (`Workspace.search_conversations`): the
+    search ranks up to 1,000 matching messages per keystroke but builds a snippet for each session
+    it returns, so it returns a first screen, not a ranking of every match; 20 sessions are five
+    screens of the app's group (4 rows) and more than the line mode's menu shows at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +173,20 @@ class Workspace:
     ``settings`` supplies the snapshot placement and the reference configuration; without it
     the defaults apply (placement ``before``, automatic budget from the model's context window).
     ``error_log`` keeps the traceback of an unexpected error a UI shows (in the store); pass it to
-    ``describe_error``.
+    ``describe_error``. ``conversations`` is the store's conversation index (what
+    `search_conversations` asks); a UI calls `start_conversation_search` once its sessions are on
+    screen, and `close` closes it.
     """
 
-    def __init__(self, store: Any, model: Any, *, cwd: str | None, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        model: Any,
+        *,
+        cwd: str | None,
+        settings: Settings | None = None,
+        conversations: StoreConversationIndex | None = None,
+    ) -> None:
         self.store = store
         self.model = model
         self.cwd = cwd
@@ -181,7 +199,10 @@ class Workspace:
             settings.references if settings is not None else None,
             spill_store=DirectorySpillStore(store.root),
             context_window=self._context_window,
+            conversations=conversations,
         )
+        self.conversations = conversations
+        """The conversation index behind `search_conversations` (None: that search is unavailable)."""
         self.error_log = StoreInternalErrorLog(Path(store.root))
         self._agents: dict[str, Agent] = {}
         self._in_flight: dict[str, list[_InFlight]] = {}
@@ -233,6 +254,29 @@ class Workspace:
         """
         vantage = Vantage("", self.cwd) if target is None else target
         return await self.references.list_candidates(vantage, query, limit, signal=signal)
+
+    async def search_conversations(
+        self,
+        target: Agent | DraftSession | None,
+        text: str,
+        limit: int | None = None,
+        *,
+        signal: AbortSignal | None = None,
+    ) -> ConversationSearchResult:
+        """Sessions whose conversation matches ``text`` as seen from ``target`` (the reference
+        service's ``search_conversations``: relevance, then ``target``'s folder, then recency), at
+        most ``limit`` (default `CandidateLimits.said`); ``target`` itself never."""
+        vantage = Vantage("", self.cwd) if target is None else target
+        chosen = self.limits.said if limit is None else limit
+        return await self.references.search_conversations(vantage, text, chosen, signal=signal)
+
+    def start_conversation_search(self) -> None:
+        """Build (or catch up) the conversation index in the background; returns at once.
+
+        Call it once the sessions are on screen and the store caught up with other programs:
+        the index is read from the store's listing."""
+        if self.conversations is not None:
+            self.conversations.start()
 
     # -- sending -----------------------------------------------------------------------------
 
@@ -356,9 +400,13 @@ class Workspace:
             listener(session_id, list(drafts))
 
     async def close(self, *, close_store: bool = True) -> None:
-        """Cancel running turns (what was streamed is kept in the log), then close the store."""
+        """Cancel running turns (what was streamed is kept in the log), close the conversation index,
+        then close the store."""
         running = [agent for agent in self._agents.values() if agent.status == "running"]
         await asyncio.gather(*(agent.cancel() for agent in running))
+        if self.conversations is not None:
+            # Stops a running build at its next batch; off the loop, as it may wait for that batch.
+            await asyncio.to_thread(self.conversations.close)
         if close_store:
             self.store.close()
 

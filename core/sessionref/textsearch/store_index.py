@@ -9,7 +9,8 @@ sessions are on screen (it returns at once); the CLI calls `catch_up_now()` and 
 
 It implements the reference service's `ConversationQuery`: `search_conversations` is called in a
 worker thread by the service. While the index is opened or built it answers `indexing` with
-progress, without a usable SQLite FTS5 `unavailable` with the reason; a search that finds the
+progress (before `start` too: a UI starts it once its sessions are shown), without a usable
+SQLite FTS5 `unavailable` with the reason; a search that finds the
 file damaged (the engine resets it) answers `indexing` and queues the rebuild.
 """
 
@@ -57,7 +58,7 @@ that second into one read of the log. A reply's streamed chunks never count (the
 conversation): only its final message does, so a reply costs one re-read, a second after it ends.
 Search may miss a message for that second; a shorter delay re-reads busy logs more often."""
 
-NOT_STARTED: Final = "the index of what was said is not open"
+NOT_OPEN: Final = "the index of what was said is closed"
 
 Phase = Literal["idle", "opening", "building", "ready", "unavailable", "closed"]
 """`idle` before `start`, `opening` while the file is opened and checked, `building` during a
@@ -197,7 +198,7 @@ class StoreConversationIndex:
         report = self._catch_up(progress)
         status = self.status
         if status.phase == "unavailable":
-            raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, status.message or NOT_STARTED)
+            raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, status.message or NOT_OPEN)
         return report
 
     def drain(self, timeout: float | None = None) -> None:
@@ -390,10 +391,10 @@ class StoreConversationIndex:
             return ConversationHits(status=plan.status, pending=plan.pending)
         status = self.status
         index = self._index
-        if status.phase in ("opening", "building"):
+        if status.phase in ("idle", "opening", "building"):  # idle: a UI starts it once its sessions show
             return ConversationHits(status="indexing", progress=status.progress)
         if status.phase != "ready" or index is None:
-            return ConversationHits(status="unavailable", message=status.message or NOT_STARTED)
+            return ConversationHits(status="unavailable", message=status.message or NOT_OPEN)
         try:
             found = index.search(
                 text,
@@ -409,7 +410,7 @@ class StoreConversationIndex:
                 self._submit(self._catch_up_quietly)  # the file was damaged and reset: rebuild it
                 return ConversationHits(status="indexing")
             if error.code == TEXT_SEARCH_CLOSED:
-                return ConversationHits(status="unavailable", message=NOT_STARTED)
+                return ConversationHits(status="unavailable", message=NOT_OPEN)
             raise
         hits = tuple(
             ConversationHit(

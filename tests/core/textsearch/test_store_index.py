@@ -226,8 +226,10 @@ def test_a_new_session_created_while_running_is_indexed_by_its_first_message(
     assert found(indexer, "zeppelin") == ["fresh"]
 
 
-def test_before_start_it_is_unavailable_and_short_text_says_so_first(indexer: StoreConversationIndex) -> None:
-    assert search(indexer, "pg_dump").status == "unavailable"
+def test_before_start_it_is_not_built_yet_and_short_text_says_so_first(
+    indexer: StoreConversationIndex,
+) -> None:
+    assert search(indexer, "pg_dump").status == "indexing"
     assert search(indexer, "pg").status == "too_short"
     assert search(indexer, "   ").status == "empty"
 
