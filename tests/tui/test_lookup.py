@@ -139,6 +139,12 @@ class RecordingView:
     def hide(self) -> None:
         self._say("hide", None)
 
+    def show_conversations(self, key: LookupKey, found: Any) -> None:
+        self._say("said", (key.query, found))
+
+    def show_conversation_failure(self, key: LookupKey, error: Exception) -> None:
+        self._say("said failure", (key.query, str(error)))
+
     def results(self) -> list[tuple[str, list[str]]]:
         return [what for kind, what in self.said if kind == "results"]
 
@@ -404,3 +410,90 @@ class TestLoadingAndFailure:
         await answer(clock, jobs)
         assert view.said[-1] == ("failure", ("r", "index is locked"))
         assert not lookups.pending and lookups.active == LookupKey(0, "r")
+
+
+def two_groups(
+    titles: FakeLookup, said: FakeLookup, clock: FakeClock, jobs: Jobs | None = None
+) -> tuple[MentionLookupController[str], RecordingView, Jobs]:
+    view = RecordingView()
+    jobs = jobs or Jobs()
+    lookups = MentionLookupController(titles, view, conversations=said, spawn=jobs, sleep=clock.sleep)
+    return lookups, view, jobs
+
+
+SAID = ["we found the retry flag", "the deploy broke"]
+
+
+class TestTwoGroups:
+    async def test_titles_are_shown_at_once_and_the_second_group_when_it_arrives(self) -> None:
+        titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID, hold=True), FakeClock()
+        lookups, view, jobs = two_groups(titles, said, clock)
+        lookups.follow(token("@re"))
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        call = await said.called("re")
+        await view.until_said("results")
+        assert view.said_kinds() == ["started", "results"]
+        assert not lookups.pending and lookups.conversations_pending
+        assert call.signal is titles.calls[0].signal  # one signal aborts both
+        call.release.set()
+        await jobs.settle()
+        assert view.said[-1] == ("said", ("re", ["we found the retry flag"]))
+        assert not lookups.conversations_pending
+
+    async def test_a_second_group_that_answers_first_still_comes_after_the_titles(self) -> None:
+        titles, said, clock = FakeLookup(NAMES, hold=True), FakeLookup(SAID), FakeClock()
+        lookups, view, jobs = two_groups(titles, said, clock)
+        lookups.follow(token("@de"))
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        (await titles.called("de")).release.set()
+        await jobs.settle()
+        assert view.said_kinds() == ["started", "results", "said"]
+
+    async def test_a_new_key_drops_both_groups_of_the_old_one(self) -> None:
+        titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID, hold=True), FakeClock()
+        lookups, view, jobs = two_groups(titles, said, clock)
+        lookups.follow(token("@re"))
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        old = await said.called("re")
+        await view.until_said("results")
+        lookups.follow(token("@dep"))
+        assert old.signal.aborted and old.signal.reason == SUPERSEDED
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        (await said.called("dep")).release.set()
+        await jobs.settle()
+        assert old.cancelled
+        assert [what for kind, what in view.said if kind == "said"] == [("dep", ["the deploy broke"])]
+
+    async def test_a_stale_second_group_that_arrives_anyway_is_never_shown(self) -> None:
+        titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID, hold=True), FakeClock()
+        lookups, view, jobs = two_groups(titles, said, clock, Jobs(cancellable=False))
+        lookups.follow(token("@re"))
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        old = await said.called("re")
+        lookups.close()
+        old.release.set()  # it could not be stopped: it answers after the menu closed
+        await jobs.settle()
+        assert "said" not in view.said_kinds() and view.said[-1] == ("hide", None)
+
+    async def test_a_failing_second_group_says_so_and_the_titles_stay(self) -> None:
+        titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID), FakeClock()
+        said.fail_with = RuntimeError("no index")
+        lookups, view, jobs = two_groups(titles, said, clock)
+        lookups.follow(token("@re"))
+        await answer(clock, jobs)
+        assert view.said_kinds() == ["started", "results", "said failure"]
+        assert view.said[-1] == ("said failure", ("re", "no index"))
+        assert view.results() == [("re", ["research", "retro"])]
+
+    async def test_failing_titles_do_not_keep_the_second_group_from_showing(self) -> None:
+        titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID), FakeClock()
+        titles.fail_with = RuntimeError("locked")
+        lookups, view, jobs = two_groups(titles, said, clock)
+        lookups.follow(token("@re"))
+        await answer(clock, jobs)
+        assert view.said_kinds() == ["started", "failure", "said"]

@@ -19,6 +19,11 @@ Tab, a paste, an accepted candidate) and renders what it is told through a small
   asks; one exclusive job per controller: a newer key cancels the job and aborts
   its `AbortSignal` (the service stops reading), and a generation counter drops
   any answer that still arrives for an older key.
+* **Two coordinated lookups for one key.** Given a `conversations` lookup (what was
+  said, the second group), one job asks both at once with the same signal. The title
+  candidates are shown as soon as they arrive and never wait for the second; the
+  second is shown only after the first for the same key (so a new key's group never
+  sits under an older key's titles), and both are dropped together with their key.
 
 It imports no UI toolkit: the caller supplies `spawn` (how to run the one job:
 a Textual worker, an asyncio task) and `sleep` (tests pass a fake clock).
@@ -61,6 +66,10 @@ ShownCandidate = TypeVar("ShownCandidate", contravariant=True)
 
 Lookup = Callable[[str, AbortSignal], Awaitable[Sequence[Candidate]]]
 """`lookup(query, signal)`: the candidates for the text typed after `@`, best first."""
+
+ConversationLookup = Callable[[str, AbortSignal], Awaitable[Any]]
+"""`conversations(query, signal)`: the second group's answer for the text typed after `@` (what
+was said: a `ConversationSearchResult` in both UIs; the controller only passes it on)."""
 
 Sleep = Callable[[float], Awaitable[None]]
 """`sleep(seconds)`: how the controller waits (`asyncio.sleep`; tests pass a fake clock)."""
@@ -119,6 +128,15 @@ class LookupView(Protocol[ShownCandidate]):
         """The lookup for `key` failed: degrade quietly (a status line), never crash."""
         ...
 
+    def show_conversations(self, key: LookupKey, found: Any) -> None:
+        """The second group's answer for `key` (only with a `conversations` lookup; always after
+        `show_results` or `show_failure` for the same key)."""
+        ...
+
+    def show_conversation_failure(self, key: LookupKey, error: Exception) -> None:
+        """The second lookup for `key` failed: its group says so quietly; the titles stay."""
+        ...
+
     def hide(self) -> None:
         """Close the menu and forget its rows; no lookup is pending any more."""
         ...
@@ -126,11 +144,13 @@ class LookupView(Protocol[ShownCandidate]):
 
 @dataclass(slots=True)
 class _Ticket:
-    """One lookup: its key, the generation it was started in, and its abort signal."""
+    """One lookup: its key, the generation it was started in, its abort signal, and whether its
+    title candidates were shown (the second group may still be on its way)."""
 
     key: LookupKey
     generation: int
     signal: AbortSignal
+    answered: bool = False
 
 
 class MentionLookupController(Generic[Candidate]):
@@ -147,12 +167,14 @@ class MentionLookupController(Generic[Candidate]):
         lookup: Lookup[Candidate],
         view: LookupView[Candidate],
         *,
+        conversations: ConversationLookup | None = None,
         spawn: Spawn = spawn_task,
         sleep: Sleep = asyncio.sleep,
         debounce: float = LOOKUP_DEBOUNCE,
         loading_delay: float = LOADING_DELAY,
     ) -> None:
         self._lookup = lookup
+        self._conversations = conversations
         self._view = view
         self._spawn = spawn
         self._sleep = sleep
@@ -173,8 +195,13 @@ class MentionLookupController(Generic[Candidate]):
 
     @property
     def pending(self) -> bool:
-        """True while a lookup is debouncing or running (its answer not shown yet)."""
-        return self._pending is not None
+        """True while a lookup is debouncing or running (its title candidates not shown yet)."""
+        return self._pending is not None and not self._pending.answered
+
+    @property
+    def conversations_pending(self) -> bool:
+        """True while the second group of the current key has not been answered yet."""
+        return self._pending is not None and self._conversations is not None
 
     def is_dismissed(self, token: MentionToken | None) -> bool:
         """True when Esc (or a paste) closed the menu for the `@` word `token` is in."""
@@ -249,33 +276,62 @@ class MentionLookupController(Generic[Candidate]):
     def _is_current(self, ticket: _Ticket) -> bool:
         return ticket.generation == self._generation and not ticket.signal.aborted
 
-    def _finish(self, ticket: _Ticket) -> bool:
-        """Whether `ticket`'s answer may be shown; if so it is no longer pending."""
-        if not self._is_current(ticket):
-            return False  # stale: the token changed (or the menu closed) while it ran
-        self._pending = None
-        self._job = None
-        return True
+    def _done(self, ticket: _Ticket) -> None:
+        """`ticket`'s job ends: nothing of it is pending any more (if it is still the current one)."""
+        if self._pending is ticket:
+            self._pending = None
+            self._job = None
 
     async def _run(self, ticket: _Ticket) -> None:
         # Debounce: a newer key cancels this job while it waits here.
         await self._sleep(self._debounce)
         if not self._is_current(ticket):
             return
+        second = None
+        if self._conversations is not None:
+            second = asyncio.ensure_future(self._conversations(ticket.key.query, ticket.signal))
+        try:
+            await self._titles(ticket)
+            if second is not None and self._is_current(ticket):
+                await self._second_group(ticket, second)
+        except asyncio.CancelledError:
+            ticket.signal.abort(SUPERSEDED)
+            raise
+        finally:
+            if second is not None and not second.done():
+                second.cancel()  # stale (or cancelled): its answer is never shown
+            self._done(ticket)
+
+    async def _titles(self, ticket: _Ticket) -> None:
+        """Ask for the title candidates and show them (or the failure) if `ticket` is still current."""
         loading = asyncio.ensure_future(self._loading_after_delay(ticket))
         try:
             found = await self._lookup(ticket.key.query, ticket.signal)
         except asyncio.CancelledError:
-            ticket.signal.abort(SUPERSEDED)
             raise
         except Exception as error:  # a failing lookup degrades the menu, never the input
-            if self._finish(ticket):
+            if self._is_current(ticket):
+                ticket.answered = True
                 self._view.show_failure(ticket.key, error)
             return
         finally:
             loading.cancel()
-        if self._finish(ticket):
+        if self._is_current(ticket):  # else stale: the token changed (or the menu closed) meanwhile
+            ticket.answered = True
             self._view.show_results(ticket.key, tuple(found))
+
+    async def _second_group(self, ticket: _Ticket, second: asyncio.Future[Any]) -> None:
+        """Wait for the conversation answer (started with the titles) and show it if still current."""
+        try:
+            found = await second
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            if self._is_current(ticket):
+                self._view.show_conversation_failure(ticket.key, error)
+            return
+        if self._is_current(ticket):
+            self._view.show_conversations(ticket.key, found)
 
     async def _loading_after_delay(self, ticket: _Ticket) -> None:
         await self._sleep(self._loading_delay)
