@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 NOT_CONFIGURED: Final = "conversation search is not set up here"
-"""Why a service built without a `ConversationQuery` finds nothing."""
+"""Why a service built without a `ConversationQuery` finds nothing (status `off`)."""
 
 CONTEXT_TEXT_CHARS: Final = 2_000
 """Characters of each message a `MessageContext` keeps (from its start): a preview shows a line of
@@ -133,6 +133,8 @@ def describe_search_status(
         return "indexing what was said…"
     if status == "unavailable":
         return f"search of what was said is unavailable: {message or 'no index'}"
+    if status == "off":
+        return message or NOT_CONFIGURED
     return None
 
 
@@ -156,12 +158,12 @@ async def find_conversations(
     """Up to `limit` sessions other than `agent_id` whose conversation matches `text`, best first.
 
     The backend searches in a worker thread; labels come from `query.read_titles` (the index).
-    Without a backend the result is `unavailable`. Backend errors propagate unchanged; an aborted
+    Without a backend the result is `off`. Backend errors propagate unchanged; an aborted
     `signal` gives `SESSION_REFERENCE_CANCELLED` and sets the backend's `cancel` event.
     """
     raise_if_aborted(signal)
     if backend is None:
-        return ConversationSearchResult(status="unavailable", message=NOT_CONFIGURED)
+        return ConversationSearchResult(status="off", message=NOT_CONFIGURED)
     cancel = threading.Event()
     finished = False
     try:

@@ -90,10 +90,11 @@ class CandidateSearch(Protocol):
         ...
 
 
-ConversationStatus = Literal["ok", "empty", "too_short", "indexing", "unavailable"]
+ConversationStatus = Literal["ok", "empty", "too_short", "indexing", "unavailable", "off"]
 """How a conversation search went: `ok` (matches, possibly none), `empty` (no words typed),
 `too_short` (no word long enough to search yet), `indexing` (the index is being built: nothing to
-search yet), `unavailable` (this backend cannot search: no index, no full-text support)."""
+search yet), `unavailable` (this backend cannot search: no index, no full-text support), `off`
+(the service has no conversation backend at all: a UI shows no such group)."""
 
 
 @dataclass(frozen=True, slots=True)

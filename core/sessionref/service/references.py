@@ -200,7 +200,7 @@ class SessionReferences:
     `max_reference_bytes` is not configured. `spill_store` receives full
     transcripts of truncated references (without one, notices say
     `storage-not-configured`). `conversations` answers `search_conversations` (without it,
-    that search is `unavailable`). Construction raises `SESSION_REFERENCE_INVALID_CONFIG`
+    that search is `off`). Construction raises `SESSION_REFERENCE_INVALID_CONFIG`
     for a bad config.
     """
 

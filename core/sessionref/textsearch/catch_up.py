@@ -20,6 +20,7 @@ sessions done and the next one reads the rest), in bulk mode, with progress.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,6 +182,7 @@ def changes_of(
             continue
         report.fed += 1
         yield rows
+        time.sleep(0)  # let a UI thread have the interpreter between two logs (parsing holds the GIL)
 
 
 class CatchUpStopped(Exception):

@@ -50,5 +50,5 @@ async def test_without_a_conversation_index_the_search_says_it_is_unavailable(tm
     workspace = Workspace(store, DemoModel(pace=0), cwd=HERE)
     workspace.start_conversation_search()  # nothing to start
     found = await workspace.search_conversations(None, "anything")
-    assert (found.matches, found.status) == ((), "unavailable")
+    assert (found.matches, found.status) == ((), "off")
     await workspace.close()

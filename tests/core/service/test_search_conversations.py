@@ -158,7 +158,7 @@ async def test_text_must_be_a_string() -> None:
 
 async def test_without_a_backend_nothing_is_found_and_the_note_says_why() -> None:
     found = await SessionReferences(FakeSessions()).search_conversations(Agent("me"), "flag")
-    assert found.matches == () and found.status == "unavailable"
+    assert found.matches == () and found.status == "off"
     assert found.note is not None and "not set up" in found.note
 
 
