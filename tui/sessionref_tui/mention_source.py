@@ -8,6 +8,8 @@ from typing import Any, Protocol
 from sessionref.host.workspace import Workspace
 from sessionref.service.abort import AbortSignal
 
+from sessionref_tui.widgets.reference_preview import CONTEXT_AROUND
+
 
 class HasWorkspaceAgent(Protocol):
     """What the adapter reads from the app: the workspace and the agent currently shown."""
@@ -19,7 +21,8 @@ class HasWorkspaceAgent(Protocol):
 
 
 class WorkspaceMentionSource:
-    """The composer's mention source: candidates and previews for the current session (the target)."""
+    """The composer's mention source: candidates, previews and conversation matches for the current
+    session (the target)."""
 
     def __init__(self, host: HasWorkspaceAgent) -> None:
         self._host = host
@@ -32,3 +35,13 @@ class WorkspaceMentionSource:
     async def preview(self, session_id: str, signal: AbortSignal) -> Any:
         """What the model would receive from `session_id` under the current budget."""
         return await self._host.workspace.references.preview(self._host.agent, session_id, signal=signal)
+
+    async def conversations(self, query: str, signal: AbortSignal) -> Any:
+        """Sessions whose conversation matches `query` (the current session excluded)."""
+        return await self._host.workspace.search_conversations(self._host.agent, query, signal=signal)
+
+    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> Any:
+        """Message `seq` of `session_id` with its neighbours, for the preview of a conversation match."""
+        return await self._host.workspace.references.message_context(
+            session_id, seq, around=CONTEXT_AROUND, signal=signal
+        )

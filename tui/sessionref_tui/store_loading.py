@@ -99,11 +99,15 @@ class StoreLoading(Vertical):
 
 
 class MentionSourceLike(Protocol):
-    """The composer's view of a mention source."""
+    """The composer's view of a mention source (with the conversation search of the second group)."""
 
     async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]: ...
 
     async def preview(self, session_id: str, signal: AbortSignal) -> Any: ...
+
+    async def conversations(self, query: str, signal: AbortSignal) -> Any: ...
+
+    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> Any: ...
 
 
 class WhenReady:
@@ -125,3 +129,13 @@ class WhenReady:
         """The preview of `source`, once the workspace is open."""
         await self._ready.wait()
         return await self._source.preview(session_id, signal)
+
+    async def conversations(self, query: str, signal: AbortSignal) -> Any:
+        """The conversation matches of `source`, once the workspace is open."""
+        await self._ready.wait()
+        return await self._source.conversations(query, signal)
+
+    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> Any:
+        """The context of a conversation match from `source`, once the workspace is open."""
+        await self._ready.wait()
+        return await self._source.context(session_id, seq, signal)

@@ -9,6 +9,8 @@ When the `@` menu asks and what it shows is decided by the toolkit-free
 `MentionLookupController` (`sessionref_tui.lookup`), the same one the line mode
 drives: this widget reports keys and cursor moves to it, runs its one lookup job
 as a worker in an exclusive group, and renders what it is told in the popup.
+A source that also searches what was said (`ConversationSource`) fills the
+popup's second group; picking one of its rows inserts the same mention.
 """
 
 from __future__ import annotations
@@ -66,6 +68,18 @@ class MentionSource(Protocol):
         ...
 
 
+class ConversationSource(MentionSource, Protocol):
+    """A mention source that also finds sessions by what was said in them (the popup's second group)."""
+
+    async def conversations(self, query: str, signal: AbortSignal) -> Any:
+        """A `ConversationSearchResult` for `query`, or None when there is no group for it."""
+        ...
+
+    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> Any:
+        """The matched message `seq` of `session_id` with its neighbours (a `MessageContext`)."""
+        ...
+
+
 def _wall_clock_ms() -> float:
     return time.time() * 1000
 
@@ -92,6 +106,20 @@ class PopupLookupView:
         """A quiet row saying why there are no sessions to show."""
         _code, message = describe_error(error)
         self._composer.popup.show_error(f"sessions unavailable: {message}")
+
+    def show_conversations(self, key: LookupKey, found: Any) -> None:
+        """The "said in conversation" group: its matches, or why there are none; no group for a
+        bare `@` or without conversation search."""
+        popup = self._composer.popup
+        if found is None or found.status in ("empty", "off"):
+            popup.show_conversations(key.query, None)
+        else:
+            popup.show_conversations(key.query, found.matches, found.note)
+
+    def show_conversation_failure(self, key: LookupKey, error: Exception) -> None:
+        """The group says why it has nothing; the title rows stay."""
+        _code, message = describe_error(error)
+        self._composer.popup.show_conversations(key.query, (), f"unavailable: {message}")
 
     def hide(self) -> None:
         """Close the popup (if it is open)."""
@@ -147,6 +175,7 @@ class Composer(Vertical):
         self.lookups: MentionLookupController[Any] = MentionLookupController(
             self._candidates,
             PopupLookupView(self),
+            conversations=self._conversations,
             spawn=self._spawn_lookup,
             sleep=lambda delay: self._sleep(delay),  # looked up each time: a test or bench may swap it
         )
@@ -168,6 +197,7 @@ class Composer(Vertical):
         self.input.key_handler = self._handle_key
         self.input.after_paste = self._keep_closed_after_paste
         self.popup.preview.loader = self._load_preview
+        self.popup.preview.context_loader = self._load_context
         self.popup.preview.sleep = self._sleep
         self.popup.preview.now_ms = lambda: self._now_ms()
 
@@ -333,6 +363,13 @@ class Composer(Vertical):
             raise LookupError("no session source")
         return await self.source.candidates(query, signal)
 
+    async def _conversations(self, query: str, signal: AbortSignal) -> Any:
+        """The second group's answer: None (no group) for a bare `@` or a source without it."""
+        source = self.source
+        if not query.strip() or not hasattr(source, "conversations"):
+            return None
+        return await source.conversations(query, signal)
+
     def _accept(self, candidate: Any) -> None:
         field = self.input
         token = active_mention_token_in(field.chips, field.cursor_offset)
@@ -366,6 +403,12 @@ class Composer(Vertical):
         if self.source is None:
             raise LookupError("no session source")
         return await self.source.preview(session_id, signal)
+
+    async def _load_context(self, session_id: str, seq: int, signal: AbortSignal) -> Any:
+        source = self.source
+        if not hasattr(source, "context"):
+            raise LookupError("no conversation source")
+        return await source.context(session_id, seq, signal)
 
     # --- notices ---------------------------------------------------------------------
 
