@@ -21,6 +21,7 @@ from sessionref.host.workspace import DraftSession, Workspace
 from sessionref.models import DemoModel
 from sessionref.store import SessionStore, open_store
 from sessionref.store.foreign_state import ForeignRoot
+from sessionref.textsearch.store_index import StoreConversationIndex
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import DEMO_NAMESPACE, demo_session_id, seed_demo_store
 from sessionref_tui.demo_histories import seed_demo_histories
@@ -152,10 +153,13 @@ def build_harness(
     seed: bool = True,
     open_session: str | None = None,
     histories: Path | None = None,
+    text_search: bool = False,
 ) -> Harness:
     """A seeded store under `root`, a workspace in PROJECT_CWD and an app on a new (draft) session,
     or on the seeded session `open_session` (a `session_id_for` name). `seed=False`: an empty store.
-    `histories`: also write the demo's Claude Code, Codex CLI and Gemini CLI homes there and read them."""
+    `histories`: also write the demo's Claude Code, Codex CLI and Gemini CLI homes there and read them.
+    `text_search=True`: the workspace searches what was said (the picker's second group); the app
+    starts building its index once the first session is shown (`await_text_index` waits for it)."""
     sources = []
     if histories is not None:
         homes = seed_demo_histories(histories, PROJECT_CWD, now_ms=FIXED_NOW_MS)
@@ -163,7 +167,10 @@ def build_harness(
     store = with_fixed_clock(open_store(root, sources=sources))
     session_ids = seed_demo_store(store, PROJECT_CWD, now_ms=FIXED_NOW_MS) if seed else []
     settings = load_settings({}, store_root=root)
-    workspace = Workspace(store, model or DemoModel(pace=0), cwd=PROJECT_CWD, settings=settings)
+    conversations = StoreConversationIndex(store) if text_search else None
+    workspace = Workspace(
+        store, model or DemoModel(pace=0), cwd=PROJECT_CWD, settings=settings, conversations=conversations
+    )
     with_stable_drafts(workspace)
     app = SessionrefApp(
         workspace,
@@ -175,3 +182,16 @@ def build_harness(
     )
     app.home_dir = HOME_DIR
     return Harness(app=app, workspace=workspace, store=store, session_ids=session_ids)
+
+
+async def await_text_index(pilot: Any, harness: Harness) -> None:
+    """Wait until the app has started the conversation index and it is built
+    (`build_harness(text_search=True)`)."""
+    conversations = harness.workspace.conversations
+    assert conversations is not None
+    for _ in range(100):  # the app starts it after its first frames: a few loop turns
+        if conversations.status.phase != "idle":
+            break
+        await pilot.pause()
+    assert conversations.status.phase != "idle", "the app never started the conversation index"
+    await asyncio.to_thread(conversations.drain, 30)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app_factory import GatedModel, Harness, build_harness, session_id_for
+from app_factory import GatedModel, Harness, await_text_index, build_harness, session_id_for
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.widgets.composer import Composer
 from textual.pilot import Pilot
@@ -188,6 +188,18 @@ def narrow_popup(root: Path) -> tuple[Harness, RunBefore]:
     return harness, run_before
 
 
+def said_in_conversation(root: Path) -> tuple[Harness, RunBefore]:
+    harness = build_harness(root, text_search=True)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await await_text_index(pilot, harness)
+        await type_query(pilot, "test")
+        await pilot.press("down", "down")
+        await settle(pilot)
+
+    return harness, run_before
+
+
 def hostile_narrow(root: Path) -> tuple[Harness, RunBefore]:
     harness = build_harness(root)
 
@@ -250,6 +262,12 @@ SCENARIOS: dict[str, Scenario] = {
             "Sessions from Claude Code (CC), Codex CLI (CX) and Gemini CLI (GM) beside the store's own",
             WIDE,
             popup_with_sources,
+        ),
+        Scenario(
+            "said",
+            "@test: title matches, then what was said; a checkpoint's match previewed in context",
+            WIDE,
+            said_in_conversation,
         ),
         Scenario("narrow-popup", "The picker at 60 columns", NARROW, narrow_popup),
         Scenario(

@@ -23,6 +23,7 @@ from sessionref.models import DemoModel
 from sessionref.sources import SourceKind
 from sessionref.store import SessionStore, open_store
 from sessionref.store.foreign_state import ForeignRoot
+from sessionref.textsearch.store_index import StoreConversationIndex
 
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import seed_demo_store
@@ -96,7 +97,8 @@ class WorkspaceOpener:
                 raise OpenAbandoned("the app closed while the store was opening")
             self.store = store
         model = build_model(self.settings)
-        return Workspace(store, model, cwd=self.cwd, settings=self.settings)
+        conversations = StoreConversationIndex(store)  # opened and built later, in the background
+        return Workspace(store, model, cwd=self.cwd, settings=self.settings, conversations=conversations)
 
     def close(self) -> None:
         """Close the store if it was opened, or as soon as its open finishes (idempotent)."""
@@ -163,7 +165,8 @@ def run_demo(*, pace: float | None = None) -> int:
         try:
             seed_demo_store(store, cwd, now_ms=now_ms)
             model = DemoModel(pace=DEMO_PACE if pace is None else pace)
-            workspace = Workspace(store, model, cwd=cwd, settings=settings)
+            conversations = StoreConversationIndex(store)
+            workspace = Workspace(store, model, cwd=cwd, settings=settings, conversations=conversations)
             app = SessionrefApp(workspace, owns_workspace=True)
             with exit_on_hangup(app):
                 app.run()

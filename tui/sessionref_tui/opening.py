@@ -4,6 +4,8 @@ Given an opener instead of a workspace, the app paints first, opens the workspac
 worker (progress messages while a large directory is indexed), shows it, and if the store was
 opened from its index alone (`caught_up` False) runs `store.refresh()` in another thread worker
 once the sessions are painted. Closing the app stops a running walk at its next progress report.
+Last, once the store is caught up, the conversation index is built or caught up in its own
+background thread (`Workspace.start_conversation_search`): never before the sessions are shown.
 """
 
 from __future__ import annotations
@@ -76,6 +78,14 @@ class OpeningApp(App[None]):
         """Say the workspace is open and its first session is on screen."""
         self._opened.set()
         self.call_after_refresh(freeze_heap)
+        if bool(getattr(self.workspace.store, "caught_up", True)):
+            self.call_after_refresh(self.start_conversation_search)
+
+    def start_conversation_search(self) -> None:
+        """Build or catch up the index of what was said, in the background (after the store's own
+        catch-up: the index follows the store's listing)."""
+        if self._workspace is not None and not self._abandon.is_set():
+            self._workspace.start_conversation_search()
 
     def show_workspace(self) -> None:
         """Show the workspace that was just opened (subclass hook)."""
@@ -152,6 +162,7 @@ class OpeningApp(App[None]):
 
     @on(StoreCaughtUp)
     def _store_caught_up(self, message: StoreCaughtUp) -> None:
+        self.call_after_refresh(self.start_conversation_search)  # from what the store lists, caught up or not
         if message.error is None:
             self.show_caught_up()
             self.call_after_refresh(freeze_heap)

@@ -42,6 +42,16 @@ class TestSources:
         assert compare(snap_compare, tmp_path, "sources")
 
 
+class TestConversationSearch:
+    def test_title_matches_then_what_was_said(self, snap_compare: Any, tmp_path: Path) -> None:
+        """`@test` with the conversation index built: the title match ("Fix flaky retry test…") first;
+        under the "said in conversation" heading the sessions whose messages say "test" (who said it,
+        the snippet with the match emphasised, the age); the highlight on the third row, the release
+        checklist's compaction checkpoint, whose preview shows that message in context; "3/3" counts
+        the rows of both groups."""
+        assert compare(snap_compare, tmp_path, "said")
+
+
 class TestChips:
     def test_chips_in_the_composer(self, snap_compare: Any, tmp_path: Path) -> None:
         """Two accepted mentions read `@<title>` as chips inside the draft, followed by plain text."""
