@@ -19,6 +19,7 @@ from prompt_toolkit.output import DummyOutput
 from sessionref.host.workspace import Workspace
 from sessionref.store import SessionStore, open_store
 from sessionref.store.errors import STORE_SESSION_NOT_FOUND, StoreError
+from sessionref.textsearch.store_index import StoreConversationIndex
 from sessionref_tui.repl.app import LineMode
 
 HERE = "/home/ana/work"
@@ -145,13 +146,17 @@ class Harness:
 
 
 async def open_harness(root: Path, pipe: PipeInput, *, session_id: str | None = None,
-                       seeded: bool = True) -> Harness:
-    """A seeded (or empty) store, a workspace in HERE, and a line mode on `pipe` (not started yet)."""
+                       seeded: bool = True, said: bool = False) -> Harness:
+    """A seeded (or empty) store, a workspace in HERE, and a line mode on `pipe` (not started yet).
+
+    `said=True` gives the workspace a conversation index (the menu's second group); the line mode
+    builds it in the background once it runs."""
     store = open_store(root)
     if seeded:
         seed(store)
     model = GatedModel()
-    workspace = Workspace(store, model, cwd=HERE)
+    conversations = StoreConversationIndex(store) if said else None
+    workspace = Workspace(store, model, cwd=HERE, conversations=conversations)
     mode = LineMode(workspace, session_id=session_id, input=pipe, output=DummyOutput(), debounce=0,
                     history=InMemoryHistory())
     return Harness(mode, pipe, store, model, workspace)

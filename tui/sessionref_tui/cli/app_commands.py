@@ -53,6 +53,7 @@ def cmd_repl(args: argparse.Namespace) -> int:
     from sessionref.host.model_choice import build_model
     from sessionref.host.settings import load_settings
     from sessionref.host.workspace import Workspace
+    from sessionref.textsearch.store_index import StoreConversationIndex
 
     from sessionref_tui.repl.app import LineMode
 
@@ -67,7 +68,9 @@ def cmd_repl(args: argparse.Namespace) -> int:
             session_id = asyncio.run(resolve_session_id(store, args.session))
 
         async def run() -> int:
-            workspace = Workspace(store, build_model(settings), cwd=cwd, settings=settings)
+            conversations = StoreConversationIndex(store)
+            workspace = Workspace(store, build_model(settings), cwd=cwd, settings=settings,
+                                  conversations=conversations)
             try:
                 return await LineMode(workspace, session_id=session_id).run()
             finally:

@@ -83,7 +83,7 @@ class LineMode:
                                      columns=self._columns)
         self.queue = QueueView(workspace, self.transcript, current=lambda: self._target,
                                into_prompt=lambda drafts: self.drafts.put_back(drafts), name_of=self._name_of)
-        self.lookups = MentionLookups(self._lookup, debounce=debounce)
+        self.lookups = MentionLookups(self._lookup, conversations=self._said, debounce=debounce)
         self.lookups.on_update += lambda _lookups: self._invalidate()
         self.session: PromptSession[str] = PromptSession(
             input=input, output=output, multiline=True, completer=SessionMentionCompleter(self.lookups),
@@ -202,6 +202,7 @@ class LineMode:
         self._adopt(self._target)
         model_name = inert(self.workspace.model.name)
         self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
+        self.workspace.start_conversation_search()  # in the background: the prompt is not held back
         if isinstance(self._target, Agent):
             self._replay_recent(self._target.id)
         guard = patch_stdout(raw=False) if self._uses_real_terminal else nullcontext()
@@ -328,6 +329,12 @@ class LineMode:
         workspace = self.workspace
         return await workspace.candidates(self._target, query, workspace.limits.mention, signal=signal)
 
+    async def _said(self, query: str, signal: AbortSignal) -> Any:
+        """The menu's second group: sessions where `query` was said (none for a bare `@`)."""
+        if not query.strip():
+            return None
+        return await self.workspace.search_conversations(self._target, query, signal=signal)
+
     def _on_store_events(self, session_id: str, events: list[dict[str, Any]]) -> None:
         loop = self._loop
         if loop is None:
@@ -365,6 +372,7 @@ class LineMode:
 
     def _toolbar(self) -> StyleAndTextTuples:
         latest = self.lookups.latest
+        said = self.lookups.said
         return toolbar_fragments(
             ToolbarState(
                 title=self.session_name, cwd=self._target.cwd, status=self.status,
@@ -372,6 +380,8 @@ class LineMode:
                 searching=self.lookups.loading, no_matches=latest is not None and not latest.candidates,
                 query=latest.query if latest is not None else "", lookup_failure=self.lookups.failed,
                 preparing=self.preparing, queued=self.queue.count, columns=self._columns(),
+                said_note=said.note if said is not None else None,
+                said_rows=said is not None and bool(said.matches),
             )
         )
 

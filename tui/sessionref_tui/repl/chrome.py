@@ -20,6 +20,10 @@ REPL_STYLE: Final = Style.from_dict({
     "candidate.match": "bold underline",
     "candidate.here": "ansigreen",
     "candidate.source": "bold ansiyellow",
+    "said.mark": "bold ansiyellow",
+    "said.label": "italic",
+    "said.role": "italic",
+    "said.snippet": "",
     "you": "bold ansicyan",
     "assistant": "bold ansigreen",
     "reference": "ansibrightblack italic",
@@ -68,6 +72,10 @@ class ToolbarState:
     preparing: bool = False
     queued: int = 0
     lookup_failure: str | None = None
+    said_note: str | None = None
+    """Why the "said in conversation" group has no rows ("indexing 40%…"), when it says why."""
+    said_rows: bool = False
+    """Whether the menu lists rows found by what was said (the toolbar names their mark)."""
     columns: int = 80
     """The terminal's width: every hint line fits in it."""
 
@@ -94,6 +102,10 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
         hint(f" @ {NO_OTHER_SESSIONS}")
     elif state.no_matches:
         hint(" @ no matching sessions")
+    if state.said_note:
+        hint(f" @ said in conversation: {inert(state.said_note)}")
+    elif state.said_rows:
+        hint(" @ “ rows: found in what was said")
     if state.preparing:
         hint(" preparing… (Ctrl+C cancels)")
     if state.queued:

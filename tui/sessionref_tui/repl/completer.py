@@ -8,6 +8,11 @@ composer drives (`sessionref_tui.lookup`: token identity, dismissal, paste,
 debounce, abort, stale-result drop). The answers land in `latest`, and the
 `SessionMentionCompleter` only reads that, so completion itself never waits;
 while a newer query runs, the previous list stays on screen (no flicker).
+
+Given a conversation lookup, the menu has a second group under the title matches:
+sessions found by what was said in them (`said`), each label marked with
+`SAID_MARK` and its snippet (who said it, the match emphasised) in the meta
+column. It belongs to the same key as the titles above it and is dropped with them.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -28,15 +33,23 @@ from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
-from sessionref_tui.lookup import LOOKUP_DEBOUNCE, LookupKey, MentionLookupController
+from sessionref_tui.lookup import LOOKUP_DEBOUNCE, ConversationLookup, LookupKey, MentionLookupController
 from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
 from sessionref_tui.source_marks import source_mark
+from sessionref_tui.snippets import fit_snippet, role_label, snippet_pieces
 
 MAX_LABEL_CELLS: Final = 48
 """Labels longer than this are cut at the end so the menu stays readable."""
 
 MAX_CWD_CELLS: Final = 40
 """Paths are cut in the middle so both the root and the folder name stay visible."""
+
+SAID_MARK: Final = "“ "
+"""Starts the label of a row found by what was said (the second group): an opening quote, one cell
+in every terminal font, reads as "quoted from the conversation"."""
+
+MAX_SNIPPET_CELLS: Final = 60
+"""Cells of a conversation snippet in the meta column (cut to show the match)."""
 
 
 class CandidateView(Protocol):
@@ -69,6 +82,16 @@ class LookupResult:
     candidates: tuple[CandidateView, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class SaidResult:
+    """The second group for one query: conversation matches, or why there are none (`note`)."""
+
+    token_start: int
+    query: str
+    matches: tuple[Any, ...]
+    note: str | None
+
+
 class MentionLookups:
     """Connects one prompt_toolkit buffer to a `MentionLookupController` and keeps its answers.
 
@@ -76,11 +99,17 @@ class MentionLookups:
     told into `latest` (read by the completer), `loading`, `failed` and a redraw (`on_update`).
     """
 
-    def __init__(self, lookup: CandidateLookup, *, debounce: float = LOOKUP_DEBOUNCE) -> None:
+    def __init__(
+        self,
+        lookup: CandidateLookup,
+        *,
+        conversations: ConversationLookup | None = None,
+        debounce: float = LOOKUP_DEBOUNCE,
+    ) -> None:
         self._buffer: Buffer | None = None
         self._check_scheduled = False
         self.controller: MentionLookupController[CandidateView] = MentionLookupController(
-            lookup, self, debounce=debounce
+            lookup, self, conversations=conversations, debounce=debounce
         )
         """The shared `@` rules (the same class the Textual composer drives)."""
         self.latest: LookupResult | None = None
@@ -89,6 +118,8 @@ class MentionLookups:
         """True once a lookup has run for `LOADING_DELAY` without an answer (the toolbar says so)."""
         self.failed: str | None = None
         """Why the last lookup failed (`code: message`), if it did; the menu just degrades."""
+        self.said: SaidResult | None = None
+        """The second group of the key whose titles are shown (None until it is answered)."""
         self.on_update: Event[MentionLookups] = Event(self)
         """Fired whenever the lookup state changes (started, finished, dropped, dismissed)."""
 
@@ -146,21 +177,40 @@ class MentionLookups:
         self.on_update.fire()
 
     def show_results(self, key: LookupKey, candidates: Sequence[CandidateView]) -> None:
-        """Keep the answer for the completer and show the menu with it."""
+        """Keep the answer for the completer and show the menu with it (the previous key's second
+        group goes: its own answer follows)."""
+        self.said = None
         self._answered(LookupResult(key.start, key.query, tuple(candidates)), None)
 
     def show_failure(self, key: LookupKey, error: Exception) -> None:
         """An empty answer, and why (the toolbar says it)."""
         code, message = describe_error(error)
         failure = f"{code}: {message}"
+        self.said = None
         self._answered(LookupResult(key.start, key.query, ()), failure)
+
+    def show_conversations(self, key: LookupKey, found: Any) -> None:
+        """The second group for `key`: its matches under the titles, or the note saying why there are
+        none (no group for a bare `@` or without conversation search)."""
+        if found is None or found.status in ("empty", "off"):
+            self.said = None
+        else:
+            self.said = SaidResult(key.start, key.query, tuple(found.matches), found.note)
+        self._refresh_menu()
+
+    def show_conversation_failure(self, key: LookupKey, error: Exception) -> None:
+        """The second group has nothing, and the toolbar says why."""
+        code, message = describe_error(error)
+        self.said = SaidResult(key.start, key.query, (), f"unavailable: {code}: {message}")
+        self._refresh_menu()
 
     def hide(self) -> None:
         """Nothing to show any more."""
-        changed = self.latest is not None or self.loading or self.failed is not None
+        changed = self.latest is not None or self.loading or self.failed is not None or self.said is not None
         self.latest = None
         self.loading = False
         self.failed = None
+        self.said = None
         if changed:
             self.on_update.fire()
 
@@ -176,6 +226,9 @@ class MentionLookups:
         self.latest = result
         self.loading = False
         self.failed = failure
+        self._refresh_menu()
+
+    def _refresh_menu(self) -> None:
         if self._buffer is not None:
             self._show(self._buffer)
         self.on_update.fire()
@@ -232,6 +285,16 @@ class SessionMentionCompleter(Completer):
                 display=candidate_label_fragments(candidate, latest.query),
                 display_meta=candidate_meta_fragments(candidate, latest.query, now),
             )
+        said = self._lookups.said
+        if said is None or said.token_start != token.start or said.query != latest.query:
+            return
+        for match in said.matches:
+            yield Completion(
+                text=mention_for(match) + " ",
+                start_position=start_position,
+                display=said_label_fragments(match),
+                display_meta=said_meta_fragments(match, now),
+            )
 
 
 def highlighted(text: str, needle: str, style: str, match_style: str) -> StyleAndTextTuples:
@@ -277,4 +340,21 @@ def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float
         fragments.extend(highlighted(cwd, query, "class:candidate.cwd", "class:candidate.match"))
     fragments.append(("class:candidate.sep", " · "))
     fragments.append(("class:candidate.age", relative_age(candidate.last_activity, now_ms)))
+    return fragments
+
+
+def said_label_fragments(match: Any) -> StyleAndTextTuples:
+    """The main column of a conversation match: `SAID_MARK` and the session's label, cut."""
+    label = truncate_end(inert(match.label), MAX_LABEL_CELLS - len(SAID_MARK))
+    return [("class:said.mark", SAID_MARK), ("class:said.label", label)]
+
+
+def said_meta_fragments(match: Any, now_ms: float) -> StyleAndTextTuples:
+    """The meta column of a conversation match: who said it, the snippet with its match, the age."""
+    fragments: StyleAndTextTuples = [("class:said.role", f"{role_label(match.role, match.checkpoint)} › ")]
+    for text, matched in fit_snippet(snippet_pieces(match.snippet, match.spans), MAX_SNIPPET_CELLS):
+        style = "class:said.snippet class:candidate.match" if matched else "class:said.snippet"
+        fragments.append((style, text))
+    fragments.append(("class:candidate.sep", " · "))
+    fragments.append(("class:candidate.age", relative_age(match.last_activity, now_ms)))
     return fragments
