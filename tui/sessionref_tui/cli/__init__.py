@@ -7,8 +7,8 @@ code + message, and anything unexpected is reported as `INTERNAL_ERROR`. Everyth
 data (titles, ids, cwds, message text) is made inert first, and error messages are bounded.
 
 Modules: `parser` (arguments and help), `entry` (`main`), `output` (printing), `store_access`
-(which store, created or not), `data_commands` (`sessions`, `show`, `mention`), `prepare_command`,
-`app_commands` (`chat`, `demo`, `repl`).
+(which store, created or not), `data_commands` (`sessions`, `show`, `mention`), `search_command`,
+`prepare_command`, `app_commands` (`chat`, `demo`, `repl`).
 """
 
 from sessionref_tui.cli.entry import HANDLERS, main

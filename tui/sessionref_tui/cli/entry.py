@@ -14,6 +14,7 @@ from sessionref_tui.cli.data_commands import cmd_mention, cmd_sessions, cmd_show
 from sessionref_tui.cli.output import EXIT_USAGE, finish_output, quiet_after_closed_pipe, report_error
 from sessionref_tui.cli.parser import build_parser
 from sessionref_tui.cli.prepare_command import cmd_prepare
+from sessionref_tui.cli.search_command import cmd_search
 from sessionref_tui.cli.source_commands import cmd_snapshot, cmd_sources
 from sessionref_tui.cli.store_access import internal_error_log
 
@@ -29,6 +30,7 @@ HANDLERS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
     "prepare": cmd_prepare,
     "snapshot": cmd_snapshot,
     "sources": cmd_sources,
+    "search": cmd_search,
 }
 
 

@@ -47,6 +47,7 @@ Mention one AI chat session inside another.
   sessionref chat                 the chat app on your store
   sessionref repl                 the same chat as a line-mode prompt in your terminal scrollback
   sessionref sessions [QUERY]     sessions you can mention, ranked like @ completion
+  sessionref search TEXT          sessions found by what was said in them
   sessionref show ID              one session's current conversation
   sessionref mention ID           the canonical @[label](dsh-session:…) token for a session
   sessionref prepare TEXT --session ID
@@ -90,7 +91,17 @@ With --json the output is JSON, and so is a failure: {"error": {"code", "message
 TOP_EPILOG: Final = f"""\
 {DSH_EPILOG}
 {EXIT_EPILOG}
-`sessions`, `show`, `mention` and `prepare` take --json for machine-readable output."""
+`sessions`, `search`, `show`, `mention` and `prepare` take --json for machine-readable output."""
+
+SEARCH_DESCRIPTION: Final = (
+    "Find sessions by what was said in them (your messages, the assistant's, compaction summaries; never "
+    "tool output or injected context), best first: relevance, then sessions of --cwd, then recent activity; "
+    "one row per session with its best matching message.\n\n"
+    "Words match in any order; the last word also as the start of a word (migr finds migration); "
+    '"quoted words" must stand together in that order; case and accents are ignored; Chinese, Japanese '
+    "and Korean text matches by substring. Words under 3 letters only count next to longer ones.\n\n"
+    "The store's index of what was said is caught up first (built on first use, with progress on stderr)."
+)
 
 DEMO_DESCRIPTION: Final = (
     "Run the chat app on a fresh temporary store with sample sessions (no key needed). The store is "
@@ -225,6 +236,14 @@ def build_parser() -> argparse.ArgumentParser:
                           help="rank sessions of DIR first (default: here)")
     sessions.add_argument("--fresh", action="store_true",
                           help="catch up with every log first, even if the index was caught up recently")
+
+    search = add("search", "Find sessions by what was said in them.", read_store, as_json, sources,
+                 description=SEARCH_DESCRIPTION)
+    search.add_argument("text", metavar="TEXT", help='words to find (quote a phrase: \'"retry budget"\')')
+    search.add_argument("--limit", type=_positive_int, default=20, metavar="N",
+                        help="at most N sessions (20)")
+    search.add_argument("--cwd", metavar="DIR", type=_cwd,
+                        help="rank sessions of DIR first among equally good matches (default: here)")
 
     show = add("show", "Print a session's current (folded) conversation.", read_store, as_json, sources)
     show.add_argument("session_id", metavar="ID", help=ID_HELP)

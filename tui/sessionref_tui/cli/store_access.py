@@ -64,8 +64,11 @@ def internal_error_log(args: argparse.Namespace) -> InternalErrorLog | None:
     return StoreInternalErrorLog(root)
 
 
-def progress_printer(*, threshold: int = LARGE_STORE_SESSIONS) -> Callable[[int, int], None]:
-    """A `progress(done, total)` callback printing a percentage on stderr, at most once per percent.
+def progress_printer(
+    *, threshold: int = LARGE_STORE_SESSIONS, what: str = "indexing sessions"
+) -> Callable[[int, int], None]:
+    """A `progress(done, total)` callback printing `what: done/total (percent)` on stderr, at most once
+    per percent.
 
     Stays silent when fewer than `threshold` sessions are being indexed.
     """
@@ -80,7 +83,7 @@ def progress_printer(*, threshold: int = LARGE_STORE_SESSIONS) -> Callable[[int,
             return
         last = percent
         end = "\n" if done >= total else ""
-        print(f"\rindexing sessions: {done}/{total} ({percent}%)", end=end, file=sys.stderr, flush=True)
+        print(f"\r{what}: {done}/{total} ({percent}%)", end=end, file=sys.stderr, flush=True)
 
     return progress
 

@@ -1,0 +1,115 @@
+"""`sessionref search TEXT`: sessions found by what was said in them, as text or JSON.
+
+The store is opened (caught up with its logs) and its conversation index caught up before the
+answer (a first build prints progress on stderr), then the reference service searches as the
+`@` picker's second group does: relevance, then the `--cwd` folder, then recent activity; one row
+per session, its best message. Matching: words in any order, the last word as a prefix, `"quoted
+phrases"`, case and diacritics ignored, CJK by substring (see README, "Search what was said").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from rich.cells import cell_len
+
+from sessionref_tui.cli.data_commands import COLUMN_GAP, TITLE_CELLS, Vantage
+from sessionref_tui.cli.output import EXIT_OK, note, safe_json
+from sessionref_tui.cli.store_access import open_cli_store, progress_printer
+from sessionref_tui.display import inert, relative_age, truncate_end
+from sessionref_tui.snippets import marked_snippet, role_label
+
+if TYPE_CHECKING:
+    from sessionref.service.conversations import ConversationMatch, ConversationSearchResult
+
+SNIPPET_INDENT: Final = "    "
+"""The snippet line of each match starts with this, under its session's row."""
+
+WHO_CELLS: Final = len("checkpoint")
+
+
+def _pad(text: str, cells: int) -> str:
+    return text + " " * max(0, cells - cell_len(text))
+
+
+def format_search_rows(matches: Sequence[ConversationMatch], now_ms: float) -> list[str]:
+    """The text view: a header, then for each match its row (id whole at the start, age, title, who
+    said it and the message's seq) and an indented line with the snippet, the matches `«marked»`."""
+    ids = [inert(match.session_id) for match in matches]
+    id_cells = max([cell_len("ID"), *(cell_len(session_id) for session_id in ids)])
+    header = COLUMN_GAP.join(
+        [_pad("ID", id_cells), f"{'ACTIVE':>8}", _pad("TITLE", TITLE_CELLS), _pad("WHO", WHO_CELLS), "SEQ"]
+    )
+    rows = [header]
+    for session_id, match in zip(ids, matches, strict=True):
+        rows.append(
+            COLUMN_GAP.join(
+                [
+                    _pad(session_id, id_cells),
+                    f"{relative_age(match.last_activity, now_ms):>8}",
+                    _pad(truncate_end(inert(match.label), TITLE_CELLS), TITLE_CELLS),
+                    _pad(role_label(match.role, match.checkpoint), WHO_CELLS),
+                    str(match.seq),
+                ]
+            )
+        )
+        rows.append(SNIPPET_INDENT + marked_snippet(match.snippet, match.spans))
+    return rows
+
+
+def search_json(text: str, result: ConversationSearchResult) -> dict[str, Any]:
+    """`{query, status, pending, complete, note, matches: [...]}` (`ConversationMatch.to_json` each)."""
+    return {
+        "query": text,
+        "status": result.status,
+        "pending": result.pending,
+        "complete": result.complete,
+        "note": result.note,
+        "matches": [match.to_json() for match in result.matches],
+    }
+
+
+def _search(args: argparse.Namespace, cwd: str) -> ConversationSearchResult:
+    from sessionref.service.references import SessionReferences
+    from sessionref.textsearch.store_index import StoreConversationIndex
+
+    store = open_cli_store(args)
+    try:
+        # Not checked with quick_check on every call (seconds on a large index): a damaged file is
+        # found by the first statement that fails, and rebuilt from the logs.
+        conversations = StoreConversationIndex(store, verify=False)
+        try:
+            conversations.catch_up_now(progress=progress_printer(what="indexing what was said"))
+            references = SessionReferences(store, conversations=conversations)
+            vantage = Vantage(id="", cwd=cwd)
+            return asyncio.run(references.search_conversations(vantage, args.text, args.limit))
+        finally:
+            conversations.close()
+    finally:
+        store.close()
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """`search TEXT`: sessions whose conversation matches TEXT, best first; a note on stderr when
+    nothing could be searched (too short) or nothing matched."""
+    cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+    result = _search(args, cwd)
+    if args.json:
+        print(safe_json(search_json(args.text, result)))
+        return EXIT_OK
+    if result.matches:
+        print("\n".join(format_search_rows(result.matches, datetime.now(tz=UTC).timestamp() * 1000)))
+    elif result.note is not None:
+        note(result.note)
+    else:
+        note("nothing said matches")
+    if result.pending and result.status == "ok":
+        note(f'"{result.pending}" was not searched: a last word is searched from 3 letters on')
+    if not result.complete:
+        note("more messages matched than were examined: the newest are shown; add words to narrow it")
+    return EXIT_OK
