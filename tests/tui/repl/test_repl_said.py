@@ -31,6 +31,8 @@ async def test_a_word_only_said_in_a_session_lists_it_in_the_marked_second_group
     assert meta.startswith("you › counting beads · ")
     matched = [text for style, text in said_harness.completions[0].display_meta if "candidate.match" in style]
     assert matched == ["beads"]
+    toolbar = to_plain_text(said_harness.mode._toolbar())
+    assert "no matching sessions" not in toolbar and "“ rows: found in what was said" in toolbar
 
 
 async def test_title_matches_come_first_then_the_said_group(said_harness: Harness) -> None:

@@ -377,7 +377,8 @@ class LineMode:
             ToolbarState(
                 title=self.session_name, cwd=self._target.cwd, status=self.status,
                 model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
-                searching=self.lookups.loading, no_matches=latest is not None and not latest.candidates,
+                searching=self.lookups.loading,
+                no_matches=latest is not None and not latest.candidates and not (said and said.matches),
                 query=latest.query if latest is not None else "", lookup_failure=self.lookups.failed,
                 preparing=self.preparing, queued=self.queue.count, columns=self._columns(),
                 said_note=said.note if said is not None else None,

@@ -48,8 +48,10 @@ SAID_MARK: Final = "“ "
 """Starts the label of a row found by what was said (the second group): an opening quote, one cell
 in every terminal font, reads as "quoted from the conversation"."""
 
-MAX_SNIPPET_CELLS: Final = 60
-"""Cells of a conversation snippet in the meta column (cut to show the match)."""
+MAX_SNIPPET_CELLS: Final = 40
+"""Cells of a conversation snippet in the meta column (cut to show the match): with who said it and
+the age, the meta column stays within what prompt_toolkit gives it beside a 48-cell label on a
+100-column terminal, so it is never cut again with "..." (which could cut the match off)."""
 
 
 class CandidateView(Protocol):
