@@ -21,8 +21,16 @@
 
 Targets: ≤ 16 ms beyond the debounce; first paint ≤ 1 s.
 
-Run: `/work/venv/bin/python bench/bench_tui.py [--sessions 100000]`. Prints a markdown table.
-The store is generated with `bench_discovery.build_root` (DSH-layout logs written directly).
+With `--text-search` the workspace also searches what was said (the picker's second group, issue 10):
+the store's conversation index is built or caught up first (timed), then every keystroke also runs
+the conversation search beside the title lookup, as in the app. The title rows' figures are then
+the ones to compare with a run without it; the conversation search's own time is reported too.
+`--root DIR` reuses a store (any DSH sessions directory, e.g. the corpus `bench_text_search.py
+--corpus` writes under `logs/`), `--queries` and `--cwd` fit the queries to it.
+
+Run: `/work/venv/bin/python bench/bench_tui.py [--sessions 100000] [--text-search]`. Prints a
+markdown table. The store is generated with `bench_discovery.build_root` (DSH-layout logs written
+directly).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from bench_discovery import build_root
 from sessionref.host.workspace import Workspace
 from sessionref.models import DemoModel
 from sessionref.store import open_store
+from sessionref.textsearch.store_index import StoreConversationIndex
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE
 from sessionref_tui.widgets.composer import Composer
@@ -111,6 +120,8 @@ class KeystrokeTimes:
     painted: list[float] = field(default_factory=list)
     after_debounce: list[float] = field(default_factory=list)
     lookups: list[float] = field(default_factory=list)
+    said_lookups: list[float] = field(default_factory=list)
+    """The conversation search of each key that ran to its end (with `--text-search`)."""
     full_gc_pauses: list[float] = field(default_factory=list)
     """Every full (generation 2) garbage collection while typing."""
 
@@ -203,7 +214,9 @@ class FullCollections:
         gc.callbacks.remove(self._callback)
 
 
-async def measure_keystrokes(app: SessionrefApp, rounds: int, *, key_interval: float = 0.0) -> KeystrokeTimes:
+async def measure_keystrokes(
+    app: SessionrefApp, rounds: int, *, key_interval: float = 0.0, queries: list[str] | None = None
+) -> KeystrokeTimes:
     """Type every query `rounds` times, one character at a time, with the real debounce.
 
     A key is sent once the previous key's results are on screen and at least
@@ -237,6 +250,17 @@ async def measure_keystrokes(app: SessionrefApp, rounds: int, *, key_interval: f
 
         source.candidates = timed_candidates  # type: ignore[method-assign]
 
+        real_conversations = source.conversations
+
+        async def timed_conversations(query: str, signal: Any) -> Any:
+            start = time.perf_counter()
+            found = await real_conversations(query, signal)
+            if query.strip():
+                times.said_lookups.append((time.perf_counter() - start) * 1000)
+            return found
+
+        source.conversations = timed_conversations  # type: ignore[method-assign]
+
         debounce_ends: list[float] = []
         real_sleep = composer._sleep
 
@@ -260,7 +284,8 @@ async def measure_keystrokes(app: SessionrefApp, rounds: int, *, key_interval: f
         popup.show_results = show_results  # type: ignore[method-assign]
 
         with FullCollections(times.full_gc_pauses):
-            await type_queries(pilot, rounds, key_interval, times, debounce_ends, results, echo)
+            typed = queries or QUERIES
+            await type_queries(pilot, rounds, key_interval, times, debounce_ends, results, echo, typed)
     return times
 
 
@@ -272,12 +297,13 @@ async def type_queries(
     debounce_ends: list[float],
     results: PaintProbe,
     echo: PaintProbe,
+    queries: list[str],
 ) -> None:
     """The typing itself (see `measure_keystrokes`)."""
     app = pilot.app
     composer = app.query_one(Composer)
     for _ in range(rounds):
-        for query in QUERIES:
+        for query in queries:
             for char in "@" + query:
                 results.drawn.clear()
                 echo.expect({composer.input})
@@ -334,6 +360,8 @@ def print_keystroke_rows(keys: KeystrokeTimes) -> None:
         ("… the same frame, from the end of the debounce", keys.after_debounce, ""),
         ("… of which the candidate lookup", keys.lookups, ""),
         ("keystroke → typed character drawn", keys.echoed, ""),
+        *((("conversation search beside it (not awaited by the rows)", keys.said_lookups, ""),)
+          if keys.said_lookups else ()),
     ):
         print(
             f"| {label} (ms) | {percentile(samples, 0.5):.1f} | {percentile(samples, 0.99):.1f} | "
@@ -346,10 +374,12 @@ def print_keystroke_rows(keys: KeystrokeTimes) -> None:
 
 def print_keystroke_note(keys: KeystrokeTimes, args: argparse.Namespace) -> None:
     """What the keystroke rows were measured on."""
+    search = "with" if args.text_search else "without"
     print(
-        f"\n{len(keys.painted)} keystrokes over queries {QUERIES} at {SIZE[0]}×{SIZE[1]}, Pilot, headless; "
-        f"a key at most every {args.key_interval_ms:.0f} ms and only after the previous results were drawn"
-        + "."
+        f"\n{len(keys.painted)} keystrokes over queries {args.queries} at {SIZE[0]}×{SIZE[1]}, Pilot, "
+        "headless; "
+        f"a key at most every {args.key_interval_ms:.0f} ms and only after the previous results were drawn; "
+        f"{search} conversation search."
     )
 
 
@@ -371,6 +401,10 @@ def main() -> None:
     parser.add_argument(
         "--key-interval-ms", type=float, default=120, help="typing cadence: least time between two keys"
     )
+    parser.add_argument("--text-search", action="store_true", help="search what was said too (issue 10)")
+    parser.add_argument("--queries", type=lambda text: text.split(","), default=QUERIES,
+                        help="comma-separated queries typed after @ (default: %(default)s)")
+    parser.add_argument("--cwd", default=CWD, help="the workspace folder (ranks sessions of it first)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="sessionref-bench-tui-"))
     try:
@@ -384,12 +418,22 @@ def main() -> None:
         indexed = time.perf_counter() - started
 
         store = open_store(root)
-        workspace = Workspace(store, DemoModel(pace=0), cwd=CWD)
+        conversations = None
+        if args.text_search:
+            conversations = StoreConversationIndex(store)
+            started = time.perf_counter()
+            report = conversations.catch_up_now()
+            print(
+                f"Conversation index {'built' if report.build else 'caught up'} in "
+                f"{time.perf_counter() - started:.1f} s ({report.fed:,} sessions read).\n"
+            )
+        workspace = Workspace(store, DemoModel(pace=0), cwd=args.cwd, conversations=conversations)
         keys = asyncio.run(
             measure_keystrokes(
                 SessionrefApp(workspace, owns_workspace=True),
                 args.rounds,
                 key_interval=args.key_interval_ms / 1000,
+                queries=args.queries,
             )
         )
         if args.keystrokes_only:
