@@ -21,7 +21,6 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol
 
-from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 from textual import events, on
 from textual.app import ComposeResult
@@ -30,7 +29,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import TextArea
 
-from sessionref_tui.lookup import Job, LookupKey, MentionLookupController
+from sessionref_tui.lookup import Job, MentionLookupController
 from sessionref_tui.mentions import (
     MentionToken,
     active_mention_token_in,
@@ -40,6 +39,7 @@ from sessionref_tui.mentions import (
 from sessionref_tui.widgets.composer_input import ComposerInput
 from sessionref_tui.widgets.composer_notice import ComposerNotice
 from sessionref_tui.widgets.mention_popup import MentionPopup
+from sessionref_tui.widgets.popup_lookup_view import PopupLookupView
 
 SEARCH_GROUP: Final = "mention-search"
 """The exclusive worker group of candidate lookups."""
@@ -82,50 +82,6 @@ class ConversationSource(MentionSource, Protocol):
 
 def _wall_clock_ms() -> float:
     return time.time() * 1000
-
-
-class PopupLookupView:
-    """Renders the lookup controller's decisions in the composer's popup."""
-
-    def __init__(self, composer: Composer) -> None:
-        self._composer = composer
-
-    def lookup_started(self, key: LookupKey) -> None:
-        """A new query: the highlighted row's preview waits until its rows are current."""
-        self._composer.popup.preview.pause()
-
-    def show_loading(self, key: LookupKey) -> None:
-        """The lookup is slow: the popup says "searching…"."""
-        self._composer.popup.show_loading()
-
-    def show_results(self, key: LookupKey, candidates: Sequence[Any]) -> None:
-        """Replace the rows in one step (the previous ones stayed on screen meanwhile)."""
-        self._composer.popup.show_results(key.query, candidates)
-
-    def show_failure(self, key: LookupKey, error: Exception) -> None:
-        """A quiet row saying why there are no sessions to show."""
-        _code, message = describe_error(error)
-        self._composer.popup.show_error(f"sessions unavailable: {message}")
-
-    def show_conversations(self, key: LookupKey, found: Any) -> None:
-        """The "said in conversation" group: its matches, or why there are none; no group for a
-        bare `@` or without conversation search."""
-        popup = self._composer.popup
-        if found is None or found.status in ("empty", "off"):
-            popup.show_conversations(key.query, None)
-        else:
-            popup.show_conversations(key.query, found.matches, found.note)
-
-    def show_conversation_failure(self, key: LookupKey, error: Exception) -> None:
-        """The group says why it has nothing; the title rows stay."""
-        _code, message = describe_error(error)
-        self._composer.popup.show_conversations(key.query, (), f"unavailable: {message}")
-
-    def hide(self) -> None:
-        """Close the popup (if it is open)."""
-        popup = self._composer.popup
-        if popup.is_open:
-            popup.close()
 
 
 class Composer(Vertical):

@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from sessionref.contract.errors import describe_error
@@ -92,16 +93,16 @@ def render_context(context: Any, match: Any, label: str, width: int, *, age: str
         head.append(f" · {active_text(age)}", style="dim")
     lines = [head]
     messages = list(context.messages)
-    matched = next((index for index, message in enumerate(messages) if message.matched), 0)
-    first = max(0, min(matched - 1, len(messages) - CONTEXT_LINES))
+    at = next((index for index, message in enumerate(messages) if message.matched), 0)
+    first = max(0, min(at - 1, len(messages) - CONTEXT_LINES))
     for message in messages[first : first + CONTEXT_LINES]:
         line = Text(no_wrap=True, end="")
         who = f"{role_label(message.role, message.checkpoint)} › "
         line.append(who, style="dim italic")
-        room = max(1, width - len(who))
+        room = max(1, width - cell_len(who))
         if message.matched:
-            for text, matched in fit_snippet(snippet_pieces(match.snippet, match.spans), room):
-                line.append(text, style=_MATCH_STYLE if matched else None)
+            for text, is_match in fit_snippet(snippet_pieces(match.snippet, match.spans), room):
+                line.append(text, style=_MATCH_STYLE if is_match else None)
         else:
             line.append(truncate_end(inert(_first_line(message.text)), room), style="dim")
         lines.append(line)
