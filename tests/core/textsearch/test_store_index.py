@@ -4,13 +4,15 @@ compaction, a damaged file, unreadable and half-written logs, the live refresh, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sessionref.contract.projection import project_session_conversation
-from sessionref.service.protocols import ConversationHits, ConversationQuery
-from sessionref.store import SessionStore
+from sessionref.service.protocols import ConversationHits, ConversationQuery, SessionRecord, SurfaceSnapshot
+from sessionref.store import ConversationSource, SessionStore
 from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError
 from sessionref.textsearch import index as index_module
 from sessionref.textsearch.store_index import StoreConversationIndex, text_index_path
@@ -273,3 +275,48 @@ def test_after_close_searches_are_unavailable_and_close_is_idempotent(
     indexer.close()
     indexer.close()
     assert search(indexer, "pg_dump").status == "unavailable"
+
+
+class ForeignListing:
+    """The store, listing one session as another agent's history (a kind other than "log", its file
+    elsewhere): the catch-up must read it through `read_surface`, never through its path."""
+
+    def __init__(self, store: SessionStore, foreign_id: str) -> None:
+        self._store = store
+        self._foreign_id = foreign_id
+        self.root = store.root
+        self.surfaces_read: list[str] = []
+
+    async def conversation_sources(self) -> list[ConversationSource]:
+        listed = await self._store.conversation_sources()
+        return [
+            replace(source, kind="claude-code", path="/nowhere/history.jsonl")
+            if source.session_id == self._foreign_id
+            else source
+            for source in listed
+        ]
+
+    def conversation_source(self, session_id: str) -> ConversationSource | None:
+        return self._store.conversation_source(session_id)
+
+    async def read_surface(self, session_id: str) -> SurfaceSnapshot:
+        self.surfaces_read.append(session_id)
+        return await self._store.read_surface(session_id)
+
+    def record(self, session_id: str) -> SessionRecord:
+        return self._store.record(session_id)
+
+    def subscribe(self, listener: Callable[[str, list[dict[str, Any]]], None]) -> Callable[[], None]:
+        return self._store.subscribe(listener)
+
+
+def test_a_source_of_another_kind_is_read_through_the_stores_read_surface(store: SessionStore) -> None:
+    listing = ForeignListing(store, "dump-there")
+    indexer = StoreConversationIndex(listing)  # type: ignore[arg-type]
+    try:
+        report = indexer.catch_up_now()
+        assert (report.fed, report.skipped) == (3, [])
+        assert listing.surfaces_read == ["dump-there"]
+        assert set(found(indexer, "replica")) == {"dump-there"}
+    finally:
+        indexer.close()
