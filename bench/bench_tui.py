@@ -255,7 +255,7 @@ async def measure_keystrokes(
         async def timed_conversations(query: str, signal: Any) -> Any:
             start = time.perf_counter()
             found = await real_conversations(query, signal)
-            if query.strip():
+            if query.strip() and app.workspace.conversations is not None:
                 times.said_lookups.append((time.perf_counter() - start) * 1000)
             return found
 
