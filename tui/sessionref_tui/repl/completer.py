@@ -35,8 +35,8 @@ from sessionref.service.abort import AbortSignal
 from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE, ConversationLookup, LookupKey, MentionLookupController
 from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
-from sessionref_tui.source_marks import source_mark
 from sessionref_tui.snippets import fit_snippet, role_label, snippet_pieces
+from sessionref_tui.source_marks import source_mark
 
 MAX_LABEL_CELLS: Final = 48
 """Labels longer than this are cut at the end so the menu stays readable."""
