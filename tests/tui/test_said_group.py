@@ -20,7 +20,13 @@ from sessionref.service.conversations import (
 from sessionref_tui.widgets.candidate_rows import MATCH_STYLE
 from sessionref_tui.widgets.reference_preview import render_context
 from sessionref_tui.widgets.said_group import NOTHING_SAID, SAID_HEADING, SEARCHING
-from sessionref_tui.widgets.said_rows import SaidRowFields, label_cells, render_said_row, said_row_pieces
+from sessionref_tui.widgets.said_rows import (
+    SaidRowFields,
+    label_cells,
+    mark_cells,
+    render_said_row,
+    said_row_pieces,
+)
 
 HOUR_MS = 3_600_000
 
@@ -283,6 +289,17 @@ def test_labels_share_a_column_of_at_most_a_third_of_the_row() -> None:
     assert label_cells(rows, 40) == 12  # 30% of 40
     pieces, cells = said_row_pieces(rows[0], 60, width)
     assert cells == 60 and pieces[0][0] == "Deploy checklist"
+
+
+def test_another_agents_session_starts_with_its_mark_and_labels_stay_aligned() -> None:
+    claude = match("claude-code:0b5c", "Speed up CI", "cache the smoke test wheels", "smoke")
+    rows = [SaidRowFields.of(m, NOW_MS) for m in (claude, SAID[0])]
+    assert mark_cells(rows) == 2 and mark_cells(rows[1:]) == 0
+    width = label_cells(rows, 80)
+    first = "".join(text for text, _ in said_row_pieces(rows[0], 80, width, 2)[0])
+    second = "".join(text for text, _ in said_row_pieces(rows[1], 80, width, 2)[0])
+    assert first.startswith("CC Speed up CI") and second.startswith("   Deploy checklist")
+    assert first.index("you ›") == second.index("you ›")
 
 
 def test_render_context_marks_a_compacted_match_and_fits_the_width() -> None:

@@ -96,3 +96,8 @@ def test_a_hostile_snippet_and_label_are_shown_escaped() -> None:
 def test_the_toolbar_names_the_mark_when_said_rows_are_listed() -> None:
     state = ToolbarState(title=None, cwd=None, status="idle", model_name="m", said_rows=True)
     assert "@ “ rows: found in what was said" in to_plain_text(toolbar_fragments(state))
+
+
+def test_another_agents_session_shows_its_source_mark_after_the_said_mark() -> None:
+    match = ConversationMatch("codex:7f1e", "Pagination", 3, "user", False, 0, "keyset", ((0, 6),), False, 0)
+    assert to_plain_text(said_label_fragments(match)) == f"{SAID_MARK}CX Pagination"

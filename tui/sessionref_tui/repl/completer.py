@@ -346,9 +346,15 @@ def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float
 
 
 def said_label_fragments(match: Any) -> StyleAndTextTuples:
-    """The main column of a conversation match: `SAID_MARK` and the session's label, cut."""
-    label = truncate_end(inert(match.label), MAX_LABEL_CELLS - len(SAID_MARK))
-    return [("class:said.mark", SAID_MARK), ("class:said.label", label)]
+    """The main column of a conversation match: `SAID_MARK`, the source mark of another agent's
+    session (`CC`, `CX`, `GM`) and the session's label, cut."""
+    fragments: StyleAndTextTuples = [("class:said.mark", SAID_MARK)]
+    room = MAX_LABEL_CELLS - len(SAID_MARK)
+    if mark := source_mark(match.session_id):
+        fragments += [("class:candidate.source", mark), ("class:said.label", " ")]
+        room -= len(mark) + 1
+    fragments.append(("class:said.label", truncate_end(inert(match.label), room)))
+    return fragments
 
 
 def said_meta_fragments(match: Any, now_ms: float) -> StyleAndTextTuples:

@@ -24,7 +24,7 @@ from textual.widgets import Static
 from sessionref_tui.display import inert
 from sessionref_tui.widgets.candidate_list import CandidateList
 from sessionref_tui.widgets.candidate_rows import FieldWidths, RowColumns
-from sessionref_tui.widgets.said_rows import SaidRowFields, label_cells, said_row_pieces
+from sessionref_tui.widgets.said_rows import SaidRowFields, label_cells, mark_cells, said_row_pieces
 
 SAID_HEADING: Final = "said in conversation"
 """The group's name, on its heading row."""
@@ -43,6 +43,7 @@ class SaidList(CandidateList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._label_width = 0
+        self._mark_width = 0
         self.held = False
         """While True the rows keep their room but are drawn blank (a new answer is on its way)."""
 
@@ -70,10 +71,11 @@ class SaidList(CandidateList):
             self._strips_width = width
             self._field_widths = FieldWidths(0, 0, 0, False)
             self._label_width = label_cells(self._rows, width)  # type: ignore[arg-type]
+            self._mark_width = mark_cells(self._rows)  # type: ignore[arg-type]
         strip = self._strips.get(index)
         if strip is None:
             fields: SaidRowFields = self._rows[index]  # type: ignore[assignment]
-            pieces, cells = said_row_pieces(fields, width, self._label_width)
+            pieces, cells = said_row_pieces(fields, width, self._label_width, self._mark_width)
             strip = Strip([Segment(text, style) for text, style in pieces if text], cells)
             strip = strip.adjust_cell_length(width)
             self._strips[index] = strip

@@ -1,5 +1,5 @@
-"""How one row of the picker's "said in conversation" group is laid out: label, who said it, the
-snippet with its match, and the age — fitted to a width.
+"""How one row of the picker's "said in conversation" group is laid out: source mark, label, who
+said it, the snippet with its match, and the age — fitted to a width.
 
 Pure Rich styles, no widgets (the group's list draws these rows; tests check them directly). Every
 field comes from data and is made inert before it is styled (`snippets.snippet_pieces`).
@@ -17,6 +17,7 @@ from rich.text import Text
 
 from sessionref_tui.display import relative_age, truncate_middle
 from sessionref_tui.snippets import SnippetPiece, fit_snippet, role_label, snippet_pieces
+from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark
 from sessionref_tui.widgets.candidate_rows import MATCH_STYLE, Piece, shown_inert
 
 LABEL_SHARE: Final = 0.3
@@ -49,6 +50,8 @@ class SaidRowFields:
     role: str
     snippet: tuple[SnippetPiece, ...]
     age: str
+    mark: str = ""
+    mark_color: str | None = None
 
     @classmethod
     def of(cls, match: MatchLike, now_ms: float) -> SaidRowFields:
@@ -58,6 +61,8 @@ class SaidRowFields:
             role=role_label(match.role, match.checkpoint),
             snippet=tuple(snippet_pieces(match.snippet, match.spans)),
             age=relative_age(match.last_activity, now_ms),
+            mark=source_mark(match.session_id),
+            mark_color=source_color(match.session_id),
         )
 
 
@@ -67,17 +72,34 @@ def label_cells(rows: Sequence[SaidRowFields], width: int) -> int:
     return min(natural, max(MIN_LABEL_CELLS, int(width * LABEL_SHARE)))
 
 
-def said_row_pieces(fields: SaidRowFields, width: int, label_width: int) -> tuple[list[Piece], int]:
+def mark_cells(rows: Sequence[SaidRowFields]) -> int:
+    """The source mark column's width: `MARK_CELLS` when a row comes from another agent, else 0.
+
+    As in the title group, the column is there for every row or for none, so labels line up.
+    """
+    return MARK_CELLS if any(row.mark for row in rows) else 0
+
+
+def said_row_pieces(
+    fields: SaidRowFields, width: int, label_width: int, mark_width: int = 0
+) -> tuple[list[Piece], int]:
     """The styled pieces of one row and their cells (`width`, or more only when `width` is tiny).
 
-    The label (shortened in the middle, padded to `label_width`), who said it (`you ›`), the
-    snippet with its match emphasised (cut so the match shows), and the age at the right edge.
+    The source mark when the list has a mark column (`mark_width`), the label (shortened in the
+    middle, padded to `label_width`), who said it (`you ›`), the snippet with its match emphasised
+    (cut so the match shows), and the age at the right edge.
     """
+    pieces: list[Piece] = []
+    used = 0
+    if mark_width:
+        mark_style = Style(bold=True, color=fields.mark_color) if fields.mark else None
+        pieces += [(fields.mark.ljust(mark_width), mark_style), (" ", None)]
+        used = mark_width + 1
     label = truncate_middle(fields.label, label_width)
-    pieces: list[Piece] = [(label, None), (" " * max(0, label_width - cell_len(label)) + "  ", None)]
+    pieces += [(label, None), (" " * max(0, label_width - cell_len(label)) + "  ", None)]
     role = f"{fields.role} › "
     pieces.append((role, _ROLE))
-    used = max(label_width, cell_len(label)) + 2 + cell_len(role)
+    used += max(label_width, cell_len(label)) + 2 + cell_len(role)
     age_cells = cell_len(fields.age)
     room = max(0, width - used - 1 - age_cells)
     snippet = fit_snippet(list(fields.snippet), room)
@@ -93,7 +115,7 @@ def said_row_pieces(fields: SaidRowFields, width: int, label_width: int) -> tupl
 def render_said_row(match: MatchLike, width: int, now_ms: float) -> Text:
     """`match`'s row fitted to `width` cells, as Rich text (for tests and one-off rendering)."""
     fields = SaidRowFields.of(match, now_ms)
-    pieces, _cells = said_row_pieces(fields, width, label_cells([fields], width))
+    pieces, _cells = said_row_pieces(fields, width, label_cells([fields], width), mark_cells([fields]))
     row = Text(end="", no_wrap=True)
     for text, style in pieces:
         row.append(text, style)
