@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from sessionref.service.protocols import SessionRecord
-from sessionref.store import SessionStore, open_store
-from sessionref.store import store as store_module
+from sessionref.store import SessionStore, open_store, session_writes
 from sessionref.store.search import CandidateIndex
 from store_fixtures import mark_as_ours
 
@@ -122,7 +121,7 @@ async def test_search_stays_equal_while_the_store_changes(
     middle (a tie broken by id) or even back: the list order and the search must follow.
     """
     rng = random.Random(7)
-    monkeypatch.setattr(store_module, "_now_ms", lambda: rng.randrange(8))
+    monkeypatch.setattr(session_writes, "now_ms", lambda: rng.randrange(8))
     store = build_store(tmp_path / "root", rng, 150)
     created = 0
     moves: set[str] = set()
