@@ -23,7 +23,6 @@ from typing import Any, Protocol
 from sessionref.contract.context_message import (
     automatic_reference_budget,
     budget_exceeded,
-    captured_format_version,
     context_message,
     normalize_references,
     reference_record,
@@ -31,22 +30,13 @@ from sessionref.contract.context_message import (
 )
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
 from sessionref.contract.events import ContentBlock, ReferenceRecord, UserMessage
-from sessionref.contract.omissions import (
-    UNAVAILABLE_NO_STORE,
-    UNAVAILABLE_SAVE_FAILED,
-    SpillOwner,
-    SpillSource,
-    omission_notice,
-    render_transcript,
-    saved_snapshot,
-    unavailable_snapshot,
-)
 from sessionref.contract.options import DEFAULT_MAX_REFERENCE_BYTES, Profile
 from sessionref.contract.reference_budget import RetainedReference, retain_referenced_session
 from sessionref.contract.uri import SessionReference, parse_session_reference_text
 from sessionref.service.abort import AbortSignal
 from sessionref.service.cancellation import race, raise_if_aborted
 from sessionref.service.candidates import Candidate, checked_candidate_limit, find_candidates
+from sessionref.service.captured import CapturedReference, label_of, omission_notices
 from sessionref.service.config import SessionReferenceConfig
 from sessionref.service.conversations import (
     ConversationSearchResult,
@@ -56,6 +46,7 @@ from sessionref.service.conversations import (
     read_message_context,
 )
 from sessionref.service.protocols import ConversationQuery, SessionQuery, SurfaceSnapshot
+from sessionref.service.reference_preview import ReferencePreview, reference_preview
 from sessionref.service.spill import SpillStore
 
 __all__ = [
@@ -71,7 +62,6 @@ __all__ = [
 ContextWindow = int | Callable[[], "int | Awaitable[int | None] | None"] | None
 
 READ_FAILED_PREFIX = "failed to read referenced session: "
-PREVIEW_LINE_CHARS = 120
 
 
 class ReferencingAgent(Protocol):
@@ -102,94 +92,6 @@ class PreparedReferencedMessage:
         if self.additional_context is not None:
             shape["additionalContext"] = self.additional_context
         return shape
-
-
-@dataclass(frozen=True, slots=True)
-class ReferencePreview:
-    """How one source would be captured right now, for a UI preview.
-
-    `retained_bytes` is the size of its budgeted JSON, never above `budget_bytes`.
-    `first_line`/`last_line` are short excerpts (raw data: display them inertly).
-    """
-
-    session_id: str
-    label: str
-    captured_through_seq: int | None
-    budget_bytes: int
-    message_count: int
-    retained_messages: int
-    omitted_messages: int
-    retained_bytes: int
-    omitted_bytes: int
-    truncated: bool
-    compacted: bool
-    first_line: str | None
-    last_line: str | None
-
-
-def _label_of(reference: SessionReference) -> str:
-    """The resolved label (an empty label is a real label, not a missing one)."""
-    return reference.session_id if reference.label is None else reference.label
-
-
-def _short_line(text: str, *, last: bool) -> str:
-    lines = text.splitlines() or [""]
-    line = lines[-1] if last else lines[0]
-    if len(line) > PREVIEW_LINE_CHARS:
-        return line[: PREVIEW_LINE_CHARS - 1] + "\u2026"
-    return line
-
-
-@dataclass(frozen=True, slots=True)
-class CapturedReference:
-    """One source as captured by `prepare`: its reference, raw snapshot, retention and input index."""
-
-    reference: SessionReference
-    snapshot: SurfaceSnapshot
-    retained: RetainedReference
-    input_index: int
-
-
-async def _full_snapshot(
-    store: SpillStore | None, target_id: str, captured: CapturedReference
-) -> dict[str, Any]:
-    """Save one full transcript and describe the outcome (`saved` or `unavailable` with a reason)."""
-    if store is None:
-        return unavailable_snapshot(UNAVAILABLE_NO_STORE)
-    transcript = render_transcript(captured.retained.full_data, captured_format_version(captured.snapshot))
-    reference = captured.reference
-    try:
-        saved = await store.save_text(
-            SpillOwner(target_id),
-            SpillSource(reference.session_id, _label_of(reference)),
-            f"session-reference-{captured.input_index + 1}.txt",
-            transcript,
-        )
-    except Exception:
-        return unavailable_snapshot(UNAVAILABLE_SAVE_FAILED)
-    return saved_snapshot(saved)
-
-
-async def omission_notices(
-    store: SpillStore | None, target_id: str, captured: Sequence[CapturedReference]
-) -> list[dict[str, Any]]:
-    """Notices for the truncated references, saving each one's full transcript (in parallel).
-
-    Intact references get no notice and no save. A failing store never fails the
-    preparation: its notice says `save-failed`; without a store, `storage-not-configured`.
-    """
-    truncated = [item for item in captured if item.retained.stats.truncated]
-    outcomes = await asyncio.gather(*(_full_snapshot(store, target_id, item) for item in truncated))
-    return [
-        omission_notice(
-            item.reference.session_id,
-            item.snapshot.get("capturedThroughSeq"),
-            item.retained.stats.omitted_messages,
-            item.retained.stats.omitted_bytes,
-            outcome,
-        )
-        for item, outcome in zip(truncated, outcomes, strict=True)
-    ]
 
 
 class SessionReferences:
@@ -343,7 +245,7 @@ class SessionReferences:
     ) -> list[CapturedReference]:
         """Retain every source in input order; the first that cannot fit raises BUDGET_EXCEEDED."""
         return [
-            CapturedReference(ref, snapshot, self._retain(snapshot, _label_of(ref), budget), index)
+            CapturedReference(ref, snapshot, self._retain(snapshot, label_of(ref), budget), index)
             for index, (ref, snapshot) in enumerate(zip(refs, snapshots, strict=True))
         ]
 
@@ -420,22 +322,6 @@ class SessionReferences:
         raise_if_aborted(signal)
         (snapshot,) = await self._read_all([reference], signal)
         raise_if_aborted(signal)
-        shown = _label_of(reference)
+        shown = label_of(reference)
         retained = await asyncio.to_thread(self._retain, snapshot, shown, budget)
-        conversation = retained.data["conversation"]
-        stats = retained.stats
-        return ReferencePreview(
-            session_id=reference.session_id,
-            label=shown,
-            captured_through_seq=snapshot.get("capturedThroughSeq"),
-            budget_bytes=budget,
-            message_count=stats.original_messages,
-            retained_messages=stats.retained_messages,
-            omitted_messages=stats.omitted_messages,
-            retained_bytes=retained.data_bytes,
-            omitted_bytes=stats.omitted_bytes,
-            truncated=stats.truncated,
-            compacted=stats.compacted,
-            first_line=_short_line(conversation[0]["text"], last=False) if conversation else None,
-            last_line=_short_line(conversation[-1]["text"], last=True) if conversation else None,
-        )
+        return reference_preview(reference.session_id, shown, snapshot, retained, budget)
