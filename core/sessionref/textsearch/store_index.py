@@ -12,45 +12,50 @@ worker thread by the service. While the index is opened or built it answers `ind
 progress (before `start` too: a UI starts it once its sessions are shown), without a usable
 SQLite FTS5 `unavailable` with the reason; a search that finds the
 file damaged (the engine resets it) answers `indexing` and queues the rebuild.
+
+`IndexStatus` is in `index_status`; what the index needs of its store, and where its file lives,
+in `store_link` (both re-exported here).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol, TypeVar
+from typing import Any, Final
 
 from sessionref.service.protocols import (
     ConversationHit,
     ConversationHits,
-    SessionRecord,
-    SurfaceSnapshot,
 )
 from sessionref.store.errors import StoreError
 from sessionref.store.fold import SURFACE_TYPES
-from sessionref.store.index import index_path_for
 from sessionref.textsearch.catch_up import (
     CatchUpPlan,
     CatchUpReport,
     CatchUpStopped,
     Progress,
-    SourceLike,
     catch_up,
     refresh,
 )
 from sessionref.textsearch.errors import TEXT_SEARCH_CLOSED, TEXT_SEARCH_UNAVAILABLE, TextSearchError
 from sessionref.textsearch.index import MAX_LIMIT, TextIndex
+from sessionref.textsearch.index_status import IndexStatus, Phase
 from sessionref.textsearch.protocol import SearchCancellation, SessionFacts
 from sessionref.textsearch.query import parse_query
-from sessionref.textsearch.schema import TEXT_INDEX_FILE_NAME
+from sessionref.textsearch.store_link import BlockingCalls, ConversationStore, text_index_path
+
+__all__ = [
+    "LIVE_REFRESH_DELAY",
+    "ConversationStore",
+    "IndexStatus",
+    "StoreConversationIndex",
+    "text_index_path",
+]
 
 log = logging.getLogger("sessionref.textsearch")
-T = TypeVar("T")
 
 LIVE_REFRESH_DELAY: Final = 1.0
 """Seconds from a new message in a session to its rows being re-read, gathering the messages of
@@ -59,65 +64,6 @@ conversation): only its final message does, so a reply costs one re-read, a seco
 Search may miss a message for that second; a shorter delay re-reads busy logs more often."""
 
 NOT_OPEN: Final = "the index of what was said is closed"
-
-Phase = Literal["idle", "opening", "building", "ready", "unavailable", "closed"]
-"""`idle` before `start`, `opening` while the file is opened and checked, `building` during a
-(re)build, `ready` once caught up (later catch-ups and refreshes keep answering), `unavailable`
-when no index can be used, `closed` after `close`."""
-
-
-@dataclass(frozen=True, slots=True)
-class IndexStatus:
-    """Where the index stands: its phase, `(done, total)` sessions during a build, sessions the last
-    catch-up could not read, and why it is unavailable."""
-
-    phase: Phase
-    progress: tuple[int, int] | None = None
-    skipped: int = 0
-    message: str | None = None
-
-
-class ConversationStore(Protocol):
-    """What the index needs from the store (`sessionref.store.SessionStore` fits)."""
-
-    @property
-    def root(self) -> Path: ...
-    async def conversation_sources(self) -> Sequence[SourceLike]: ...
-    def conversation_source(self, session_id: str) -> SourceLike | None: ...
-    async def read_surface(self, session_id: str) -> SurfaceSnapshot: ...
-    def record(self, session_id: str) -> SessionRecord: ...
-    def subscribe(self, listener: Callable[[str, list[dict[str, Any]]], None]) -> Callable[[], None]: ...
-
-
-def text_index_path(root: Path) -> Path:
-    """Where the conversation index of the store at `root` lives: beside its discovery index (in the
-    store root, or in the user cache folder when the root is read-only)."""
-    discovery = index_path_for(root)
-    if discovery.parent == root:
-        return root / TEXT_INDEX_FILE_NAME
-    return discovery.with_name(f"{discovery.stem}-text.sqlite")
-
-
-class _Blocking:
-    """Runs the store's coroutines to completion from a worker thread (a private event loop, made
-    on first use)."""
-
-    def __init__(self) -> None:
-        self._runner: asyncio.Runner | None = None
-
-    def run(self, work: Awaitable[T]) -> T:
-        if self._runner is None:
-            self._runner = asyncio.Runner()
-        return self._runner.run(_awaited(work))
-
-    def close(self) -> None:
-        if self._runner is not None:
-            self._runner.close()
-
-
-async def _awaited(work: Awaitable[T]) -> T:
-    return await work
-
 
 class StoreConversationIndex:
     """The conversation index of `store` (see the module doc). Thread-safe.
@@ -273,7 +219,7 @@ class StoreConversationIndex:
         index = self._open()
         if index is None:
             return CatchUpReport()
-        blocking = _Blocking()
+        blocking = BlockingCalls()
         was_ready = self.status.phase == "ready"
 
         def planned(plan: CatchUpPlan) -> None:
@@ -347,7 +293,7 @@ class StoreConversationIndex:
         index = self._index
         if index is None or self._stopping.is_set():
             return
-        blocking = _Blocking()
+        blocking = BlockingCalls()
         try:
             sources = {session_id: self._store.conversation_source(session_id) for session_id in session_ids}
             refresh(
