@@ -6,6 +6,7 @@ else the platform's user data directory. Every bad value raises :class:`Settings
 code and a message naming the key and where it came from; a pydantic traceback never escapes.
 Bounds: ``config.toml`` is at most 1 MiB and nests at most 32 deep (:mod:`sessionref.host.bounded_toml`),
 integers are at most 2**53 - 1, and a value quoted in a message is cut to 80 characters (head…tail).
+Each value is parsed by :mod:`sessionref.host.setting_values`.
 
 ``config.toml`` (every key optional)::
 
@@ -40,22 +41,30 @@ integers are at most 2**53 - 1, and a value quoted in a message is cut to 80 cha
 
 from __future__ import annotations
 
-import math
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from sessionref.contract.errors import CodedError, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
-from sessionref.contract.options import MAX_SAFE_INTEGER, PLACEMENTS, Placement
-from sessionref.contract.terminal_text import has_unsafe_characters
+from sessionref.contract.options import Placement
 from sessionref.host.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
+from sessionref.host.setting_values import (
+    SHOWN_PATH_CHARS,
+    BadValue,
+    parse_base_url,
+    parse_boolean,
+    parse_model_id,
+    parse_placement,
+    parse_positive_int,
+    parse_seconds,
+    parse_secret,
+    shown_value,
+)
 from sessionref.host.source_settings import SourcesSettings, sources_layer
 from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
 from sessionref.service.config import SessionReferenceConfig
@@ -109,139 +118,14 @@ class Settings(BaseModel):
     references: SessionReferenceConfig = SessionReferenceConfig()
 
 
-# --- value parsers: each takes a raw value (an env string or a TOML value) and returns it typed ---------
-# Every failure is a _BadValue (SETTINGS_INVALID for the caller); a value echoed in a message is cut to
-# SHOWN_VALUE_CHARS characters, so a 5,000-digit or 10 MB value never becomes a message that size.
-
-SHOWN_VALUE_CHARS: Final = 80
-"""At most this many characters of a bad value (head…tail) are quoted in an error message."""
-SHOWN_PATH_CHARS: Final = 512
-"""Likewise for a configuration path that could not be read (a real path is shorter than this)."""
-_UNDECODABLE = re.compile("[\ud800-\udfff]")  # how os.environ carries bytes that are not UTF-8
-
-
-class _BadValue(ValueError):
-    """Raised by a parser with the reason; the caller adds the key and its source."""
-
-
-def _shown(value: object) -> str:
-    """`repr(value)` cut to SHOWN_VALUE_CHARS characters."""
-    try:
-        shown = repr(value)
-    except ValueError:  # an integer past Python's int-to-text limit
-        return "an integer too long to show"
-    return bounded_excerpt(shown, SHOWN_VALUE_CHARS)
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise _BadValue("must be a string")
-    if _UNDECODABLE.search(value):
-        raise _BadValue("must be UTF-8 text")
-    return value.strip()
-
-
-def _secret(value: object) -> SecretStr | None:
-    text = _text(value)
-    if has_unsafe_characters(text) or " " in text:
-        raise _BadValue("must not contain spaces or control characters")
-    return SecretStr(text) if text else None
-
-
-def _base_url(value: object) -> str:
-    text = _text(value)
-    try:
-        parts = urlsplit(text)
-        host = parts.hostname
-    except ValueError:  # e.g. an unclosed IPv6 bracket: "http://[::1"
-        host = None
-    if host is None or parts.scheme not in ("http", "https") or has_unsafe_characters(text) or " " in text:
-        raise _BadValue(f"must be an http(s) URL such as {DEFAULT_BASE_URL}, got {_shown(text)}")
-    return text.rstrip("/")
-
-
-def _model_id(value: object) -> str:
-    text = _text(value)
-    if not text or has_unsafe_characters(text) or any(ch.isspace() for ch in text):
-        raise _BadValue(f"must be a model id without spaces, got {_shown(text)}")
-    return text
-
-
-def _positive_int(value: object) -> int:
-    """A whole number from 1 to 2**53 - 1 (the contract's safe integers); ASCII digits and `_` in strings."""
-    if isinstance(value, bool):
-        raise _BadValue("must be a positive integer")
-    too_large = f"must be a positive integer up to {MAX_SAFE_INTEGER}"
-    if isinstance(value, str):
-        text = value.strip().replace("_", "")
-        if not (text.isascii() and text.isdigit()):
-            raise _BadValue(f"must be a positive integer, got {_shown(value.strip())}")
-        if len(text.lstrip("0")) > len(str(MAX_SAFE_INTEGER)):  # never converted: Python limits int()
-            raise _BadValue(f"{too_large}, got {_shown(value.strip())}")
-        value = int(text)
-    if not isinstance(value, int) or value < 1:
-        raise _BadValue(f"must be a positive integer, got {_shown(value)}")
-    if value > MAX_SAFE_INTEGER:
-        raise _BadValue(f"{too_large}, got {_shown(value)}")
-    return value
-
-
-def _seconds(value: object, *, allow_zero: bool) -> float:
-    if isinstance(value, bool):
-        raise _BadValue("must be a number of seconds")
-    number: float
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise _BadValue(f"must be a number of seconds, got {_shown(value.strip())}") from None
-    elif isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:  # an integer beyond the float range
-            number = math.inf
-    else:
-        raise _BadValue("must be a number of seconds")
-    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
-        bound = "zero or more" if allow_zero else "more than zero"
-        raise _BadValue(f"must be a finite number of seconds, {bound}, got {_shown(value)}")
-    return number
-
-
-_TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
-_FALSE_WORDS: Final = frozenset({"0", "false", "no", "off"})
-
-
-def _boolean(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUE_WORDS:
-            return True
-        if word in _FALSE_WORDS:
-            return False
-        shown = value.strip()[:40]
-        raise _BadValue(f"must be true or false (or 1/0, yes/no, on/off), got {shown!r}")
-    raise _BadValue("must be true or false")
-
-
-def _placement(value: object) -> Placement:
-    text = _text(value).lower()
-    for placement in PLACEMENTS:
-        if text == placement:
-            return placement
-    raise _BadValue(f"must be \"before\" or \"after\", got {_shown(text)}")
-
-
 _MODEL_KEYS: Final[dict[str, Callable[[object], object]]] = {
-    "api_key": _secret,
-    "base_url": _base_url,
-    "model": _model_id,
-    "context_window": _positive_int,
-    "timeout": lambda value: _seconds(value, allow_zero=False),
-    "deadline": lambda value: _seconds(value, allow_zero=False),
-    "demo_pace": lambda value: _seconds(value, allow_zero=True),
+    "api_key": parse_secret,
+    "base_url": parse_base_url,
+    "model": parse_model_id,
+    "context_window": parse_positive_int,
+    "timeout": lambda value: parse_seconds(value, allow_zero=False),
+    "deadline": lambda value: parse_seconds(value, allow_zero=False),
+    "demo_pace": lambda value: parse_seconds(value, allow_zero=True),
 }
 _ENV_KEYS: Final = {
     "OPENAI_API_KEY": "api_key",
@@ -258,7 +142,7 @@ _REFERENCE_KEYS: Final = {
     "maxReferenceBytes": "max_reference_bytes",
     "referenceContextFraction": "reference_context_fraction",
 }
-_STORE_KEYS: Final[dict[str, Callable[[object], object]]] = {"write_foreign_sessions": _boolean}
+_STORE_KEYS: Final[dict[str, Callable[[object], object]]] = {"write_foreign_sessions": parse_boolean}
 _STORE_ENV_KEYS: Final = {"SESSIONREF_WRITE_FOREIGN_SESSIONS": "write_foreign_sessions"}
 _SECTIONS: Final = ("model", "delivery", "references", "store", "sources")
 
@@ -266,7 +150,7 @@ _SECTIONS: Final = ("model", "delivery", "references", "store", "sources")
 def _parse(parser: Callable[[object], object], value: object, where: str) -> Any:
     try:
         return parser(value)
-    except _BadValue as error:
+    except BadValue as error:
         raise SettingsError(SETTINGS_INVALID, f"{where} {error}") from None
 
 
@@ -328,24 +212,24 @@ def _file_layer(
     for name in table:
         if name not in _SECTIONS:
             known = ", ".join(f"[{section}]" for section in _SECTIONS)
-            shown = _shown(name)
+            shown = shown_value(name)
             raise SettingsError(SETTINGS_INVALID, f"{path}: unknown section or key {shown} (known: {known})")
     model: dict[str, Any] = {}
     for key, value in _section(table, "model", path).items():
         parser = _MODEL_KEYS.get(key)
         if parser is None:
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [model] {_shown(key)}")
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [model] {shown_value(key)}")
         model[key] = _parse(parser, value, f"{path}: [model] {key}")
     placement: Placement | None = None
     for key, value in _section(table, "delivery", path).items():
         if key != "placement":
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [delivery] {_shown(key)}")
-        placement = _parse(_placement, value, f"{path}: [delivery] placement")
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [delivery] {shown_value(key)}")
+        placement = _parse(parse_placement, value, f"{path}: [delivery] placement")
     references: dict[str, Any] = {}
     accepted = set(_REFERENCE_KEYS) | set(_REFERENCE_KEYS.values())
     for key, value in _section(table, "references", path).items():
         if key not in accepted:
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [references] {_shown(key)}")
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [references] {shown_value(key)}")
         references[_REFERENCE_KEYS.get(key, key)] = value
     return model, placement, references
 
@@ -375,7 +259,7 @@ def _env_layer(env: Mapping[str, str]) -> tuple[dict[str, Any], Placement | None
     placement_value = env.get("SESSIONREF_PLACEMENT")
     placement: Placement | None = None
     if placement_value is not None and placement_value.strip():
-        placement = _parse(_placement, placement_value, "SESSIONREF_PLACEMENT")
+        placement = _parse(parse_placement, placement_value, "SESSIONREF_PLACEMENT")
     return model, placement
 
 
