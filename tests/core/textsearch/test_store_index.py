@@ -13,8 +13,7 @@ import pytest
 from sessionref.contract.projection import project_session_conversation
 from sessionref.service.protocols import ConversationHits, ConversationQuery, SessionRecord, SurfaceSnapshot
 from sessionref.store import ConversationSource, SessionStore
-from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError
-from sessionref.textsearch import index as index_module
+from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError, index_file
 from sessionref.textsearch.store_index import StoreConversationIndex, text_index_path
 from store_sessions import answered, chunk, said, seeded_store
 
@@ -252,7 +251,7 @@ def test_without_fts5_it_is_unavailable_with_the_reason(
     def no_fts5() -> None:
         raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, "this Python's SQLite has no FTS5")
 
-    monkeypatch.setattr(index_module, "ensure_fts5", no_fts5)
+    monkeypatch.setattr(index_file, "ensure_fts5", no_fts5)
     with pytest.raises(TextSearchError):
         indexer.catch_up_now()
     answer = search(indexer, "pg_dump")

@@ -20,6 +20,7 @@ from sessionref.textsearch import (
     TextIndex,
     TextSearchError,
     conversation_rows,
+    index_updates,
     schema,
 )
 from sessionref.textsearch import index as index_module
@@ -177,7 +178,7 @@ def test_bad_rows_are_refused_with_a_code(index: TextIndex) -> None:
 def test_an_interrupted_first_build_keeps_what_it_committed_and_resumes(
     index: TextIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(index_module, "BATCH_SESSIONS", 3)
+    monkeypatch.setattr(index_updates, "BATCH_SESSIONS", 3)
     changes = [SessionRows(f"s{n}", rows(f"message number {n}"), 0) for n in range(10)]
     seen: list[int] = []
 
@@ -318,7 +319,7 @@ def test_another_process_writes_are_seen_by_the_next_search(tmp_path: Path) -> N
 
 
 def test_searches_run_while_an_update_writes(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_module, "BATCH_SESSIONS", 1)  # each change is written while the next is made
+    monkeypatch.setattr(index_updates, "BATCH_SESSIONS", 1)  # each change is written while the next is made
     index.update([SessionRows("first", rows("steady words"), 0)])
     results: list[list[tuple[str, int]]] = []
 

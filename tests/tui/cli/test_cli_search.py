@@ -9,8 +9,7 @@ import pytest
 from cli_store import ELSEWHERE, HERE, HOSTILE_ID, user_message
 from sessionref.contract.uri import parse_session_reference_text
 from sessionref.store import open_store
-from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError
-from sessionref.textsearch import index as index_module
+from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError, index_file
 from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main, progress_printer
 
 
@@ -117,7 +116,7 @@ def test_failures_and_usage_errors_have_the_usual_exit_codes(
     def no_fts5() -> None:
         raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, "this Python's SQLite has no FTS5")
 
-    monkeypatch.setattr(index_module, "ensure_fts5", no_fts5)
+    monkeypatch.setattr(index_file, "ensure_fts5", no_fts5)
     code, out, err = run(capsys, "search", "parse", "--store", str(store_root), "--json")
     assert code == EXIT_FAILED and "TEXT_SEARCH_UNAVAILABLE" in err
     assert json.loads(out)["error"]["code"] == TEXT_SEARCH_UNAVAILABLE

@@ -1,0 +1,104 @@
+"""`IndexFile`: the conversation index's SQLite file and its two connections, kept usable.
+
+Two connections to one WAL file: searches read on one while updates write on the other. A
+damaged file found at any point is deleted and recreated empty (`rebuilt`, `resets`); a file
+another process replaced is followed. `index.TextIndex` reads and `index_updates` writes on top.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+
+from sessionref.textsearch.errors import TEXT_SEARCH_CLOSED, TEXT_SEARCH_UNAVAILABLE, TextSearchError
+from sessionref.textsearch.schema import connect, ensure_fts5, open_index_file, remove_files
+from sessionref.textsearch.search import Searcher
+
+log = logging.getLogger("sessionref.textsearch")
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+class IndexFile:
+    """The index file at `path` (created when missing, recreated when damaged); see `TextIndex`."""
+
+    def __init__(self, path: str | Path, *, verify: bool = True) -> None:
+        ensure_fts5()
+        self.path = Path(path)
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._closed = False
+        self.resets = 0
+        self._writer, self.rebuilt = open_index_file(self.path, verify=verify)
+        self._connect()
+
+    def _connect(self) -> None:
+        """Open the search connection beside the writer and note which file both are on."""
+        self._identity = _file_identity(self.path)
+        self._reader = connect(self.path, reader=True)
+        self._searcher = Searcher(self._reader)
+        try:
+            self._searcher.warm()
+        except sqlite3.Error as error:  # a damaged file is handled by the first search
+            log.warning("cannot preload the conversation index %s: %s", self.path, error)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TextSearchError(TEXT_SEARCH_CLOSED, "the conversation index is closed")
+
+    def _reset(self, error: sqlite3.Error) -> None:
+        """Replace a damaged file by an empty index (takes both locks: write, then read)."""
+        with self._write_lock, self._read_lock:
+            if self._closed:
+                return
+            log.warning(
+                "the conversation index %s is damaged (%s): starting it again empty", self.path, error
+            )
+            self._writer.close()
+            self._reader.close()
+            remove_files(self.path)
+            self._writer, _ = open_index_file(self.path, verify=False)
+            self._connect()
+            self.rebuilt = True
+            self.resets += 1
+
+    def _follow_file(self) -> None:
+        """Reopen when another process replaced the file (it found it damaged and started it again).
+
+        Connections keep the replaced file open: without this, this process would go on reading
+        and writing a deleted file. One `stat` per call.
+        """
+        if _file_identity(self.path) == self._identity:
+            return
+        with self._write_lock, self._read_lock:
+            if self._closed or _file_identity(self.path) == self._identity:
+                return
+            log.warning("the conversation index %s was replaced by another process: reopening", self.path)
+            self._writer.close()
+            self._reader.close()
+            self._writer, _ = open_index_file(self.path, verify=False)
+            self._connect()
+            self.rebuilt = True
+
+    def _damaged(self, error: sqlite3.Error) -> TextSearchError:
+        self._reset(error)
+        return TextSearchError(
+            TEXT_SEARCH_UNAVAILABLE,
+            "the conversation index was damaged and has been reset; it is being rebuilt",
+        )
+
+    def close(self) -> None:
+        """Close both connections (idempotent)."""
+        with self._write_lock, self._read_lock:
+            if not self._closed:
+                self._closed = True
+                self._writer.close()
+                self._reader.close()
