@@ -55,7 +55,7 @@ from sessionref.sources.foreign import (
     foreign_session_id,
     user_event,
 )
-from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp
+from sessionref.sources.lines import open_inside, parse_timestamp, read_records
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import env_root, list_dirs, list_files, real_root
 
@@ -301,28 +301,26 @@ def read_session(root: Path, path: Path) -> ForeignSession:
     scan = ClaudeScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
     nodes: dict[str, _Node] = {}
     leaf: str | None = None
-    skipped: list[int] = []
+
+    def take(number: int, record: dict[str, Any]) -> None:
+        nonlocal leaf
+        scan.note(number, record)
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or not uuid:
+            return
+        node = _Node(uuid, record, number)
+        nodes[uuid] = node
+        if node.role is not None:
+            leaf = uuid
+
     with handle:
-        reader = LineReader(handle)
-        for number, raw in reader:
-            record = parse_record(raw)
-            if record is None:
-                skipped.append(number)
-                continue
-            scan.note(number, record)
-            uuid = record.get("uuid")
-            if not isinstance(uuid, str) or not uuid:
-                continue
-            node = _Node(uuid, record, number)
-            nodes[uuid] = node
-            if node.role is not None:
-                leaf = uuid
+        read = read_records(handle, take)
     summary = scan.summary()
     events = _events(_live_chain(nodes, leaf))
     return ForeignSession(
         summary=summary,
         snapshot=build_snapshot(summary, events),
-        skipped_lines=len(skipped) + (1 if reader.pending_bytes else 0),
-        lines_read=reader.line_number + (1 if reader.pending_bytes else 0),
-        skipped_at=tuple(skipped),
+        skipped_lines=len(read.skipped) + (1 if read.pending else 0),
+        lines_read=read.lines_read,
+        skipped_at=tuple(read.skipped),
     )

@@ -10,6 +10,7 @@
   it up from the same offset. A line longer than `MAX_LINE_BYTES` is skipped without being held.
 * `parse_record` turns one line into a JSON object, or None for anything else (bad UTF-8,
   bad JSON, nesting too deep, a JSON value that is not an object, a blank line).
+* `read_records` reads a whole file that way, as every source's `read_session` does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -28,12 +30,15 @@ from sessionref.sources.foreign import ForeignSourceError, ForeignSourceErrorCod
 __all__ = [
     "MAX_LINE_BYTES",
     "READ_CHUNK_BYTES",
+    "UTF8_BOM",
     "LineReader",
+    "RecordsRead",
     "fingerprint",
     "is_inside",
     "open_inside",
     "parse_record",
     "parse_timestamp",
+    "read_records",
     "read_small_text",
 ]
 
@@ -47,7 +52,8 @@ MAX_LINE_BYTES: Final = 64 << 20
 FINGERPRINT_WINDOW_BYTES: Final = 256
 # Epoch milliseconds must stay a JavaScript safe integer (DSH `createdAt` rule).
 MAX_SAFE_INTEGER: Final = 2**53 - 1
-_UTF8_BOM: Final = b"\xef\xbb\xbf"
+UTF8_BOM: Final = b"\xef\xbb\xbf"
+"""The byte order mark some tools write at the start of a UTF-8 file (skipped, never parsed)."""
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND: Final = timedelta(milliseconds=1)
 _OPEN_FLAGS: Final = (
@@ -161,8 +167,8 @@ class LineReader:
                 if not oversized and length <= self._max:
                     segment = chunk[start:newline]
                     raw = b"".join((*pieces, segment)) if pieces else segment
-                    if self.offset == 0 and raw.startswith(_UTF8_BOM):
-                        raw = raw[len(_UTF8_BOM) :]
+                    if self.offset == 0 and raw.startswith(UTF8_BOM):
+                        raw = raw[len(UTF8_BOM) :]
                 self.line_start = self.offset
                 self.offset += length + 1
                 self.line_number += 1
@@ -188,6 +194,31 @@ def parse_record(raw: bytes | None) -> dict[str, Any] | None:
     except (ValueError, RecursionError):  # bad UTF-8, bad JSON, huge numbers, deep nesting
         return None
     return value if type(value) is dict else None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsRead:
+    """What `read_records` found besides the records: the numbers of the lines that are not a JSON
+    object, how many lines it read (a pending last line counts) and whether the last was pending."""
+
+    skipped: list[int]
+    lines_read: int
+    pending: bool
+
+
+def read_records(handle: BinaryIO, take: Callable[[int, dict[str, Any]], None]) -> RecordsRead:
+    """Every complete line of `handle` from its start: `take(number, record)` for each JSON object,
+    in order; the other lines are only counted (see `RecordsRead`)."""
+    reader = LineReader(handle)
+    skipped: list[int] = []
+    for number, raw in reader:
+        record = parse_record(raw)
+        if record is None:
+            skipped.append(number)
+            continue
+        take(number, record)
+    pending = reader.pending_bytes > 0
+    return RecordsRead(skipped, reader.line_number + (1 if pending else 0), pending)
 
 
 def parse_timestamp(value: object) -> int | None:
