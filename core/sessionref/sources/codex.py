@@ -29,6 +29,8 @@ Decisions where the formats are silent:
   the latest `turn_context.model`; provider: `session_meta.model_provider` (else `openai`).
   **Times**: created = `session_meta.timestamp` (else the first record's), updated = the last
   record's timestamp; without any, the file's mtime.
+
+What each kind of record means, and the projection, are in `codex_records`.
 """
 
 from __future__ import annotations
@@ -40,21 +42,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from sessionref.contract.events import SurfaceEvent
 from sessionref.contract.titles import normalize_title, prompt_title
+from sessionref.sources.codex_records import CodexConversation, item_texts, record_payload, typed_prompt
 from sessionref.sources.foreign import (
     ForeignSession,
     ForeignSourceError,
     ForeignSourceErrorCode,
     ForeignSummary,
-    assistant_event,
     build_snapshot,
-    checkpoint_event,
     foreign_session_id,
     is_valid_native_id,
-    user_event,
 )
-from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp
+from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp, read_records
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import env_root, list_dirs, list_files, real_root
 
@@ -72,19 +71,8 @@ __all__ = [
 ]
 
 KIND: Final = "codex"
-DEFAULT_PROVIDER: Final = "openai"
-UNKNOWN_MODEL: Final = "unknown"
 ENV_VARIABLE: Final = "CODEX_HOME"
 SESSION_INDEX: Final = "session_index.jsonl"
-SCAFFOLDING_PREFIXES: Final = (
-    "<environment_context>",
-    "<user_instructions>",
-    "<INSTRUCTIONS>",
-    "# AGENTS.md instructions",
-    "<user_shell_command>",
-    "<turn_aborted>",
-)
-CHECKPOINT_HISTORY_SEPARATOR: Final = "\n\n"
 _NAME_ID: Final = re.compile(
     r"^rollout-.*?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$"
 )
@@ -103,11 +91,6 @@ class CodexSessionFiles:
     paths: tuple[Path, ...]
 
 
-def _payload(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    payload = record.get("payload")
-    return payload if isinstance(payload, dict) else {}
-
-
 def _first_record(root: Path, path: Path) -> dict[str, Any] | None:
     try:
         handle, _ = open_inside(root, path)
@@ -123,7 +106,7 @@ def _meta_id(root: Path, path: Path) -> str | None:
     record = _first_record(root, path)
     if record is None or record.get("type") != "session_meta":
         return None
-    native_id = _payload(record).get("id")
+    native_id = record_payload(record).get("id")
     return native_id if is_valid_native_id(native_id) else None
 
 
@@ -164,49 +147,6 @@ def _size(path: Path) -> int:
         return -1
 
 
-def is_scaffolding(text: str) -> bool:
-    """Whether a user-role text is something Codex injected rather than something a person typed."""
-    return text.lstrip().startswith(SCAFFOLDING_PREFIXES)
-
-
-def typed_prompt(payload: Mapping[str, Any]) -> str | None:
-    """The text of an `event_msg` `user_message` a person typed, or None."""
-    text = payload.get("message")
-    kind = payload.get("kind")
-    if not isinstance(text, str) or not text or (kind is not None and kind != "plain"):
-        return None
-    return None if is_scaffolding(text) else text
-
-
-def item_texts(payload: Mapping[str, Any]) -> tuple[str | None, list[str]]:
-    """`(role, texts)` of a `response_item` message: user `input_text` minus scaffolding, or `output_text`."""
-    role = payload.get("role")
-    content = payload.get("content")
-    if payload.get("type") != "message" or role not in ("user", "assistant") or not isinstance(content, list):
-        return None, []
-    wanted = "input_text" if role == "user" else "output_text"
-    texts = [
-        item["text"]
-        for item in content
-        if isinstance(item, dict) and item.get("type") == wanted and isinstance(item.get("text"), str)
-    ]
-    if role == "user":
-        texts = [text for text in texts if not is_scaffolding(text)]
-    return role, [text for text in texts if text]
-
-
-def checkpoint_text(payload: Mapping[str, Any]) -> str | None:
-    """The summary a `compacted` record stands for, or None when it carries no text."""
-    message = payload.get("message")
-    if isinstance(message, str) and message.strip():
-        return message
-    history = payload.get("replacement_history")
-    if not isinstance(history, list):
-        return None
-    texts = [text for item in history if isinstance(item, dict) for text in item_texts(item)[1]]
-    return CHECKPOINT_HISTORY_SEPARATOR.join(texts) or None
-
-
 @dataclass(slots=True)
 class CodexScan(FileScan):
     """Discovery state of one rollout file (see `FileScan`); `summarize` combines a session's files."""
@@ -233,7 +173,7 @@ class CodexScan(FileScan):
 
     def take(self, number: int, record: dict[str, Any]) -> None:
         kind = record.get("type")
-        payload = _payload(record)
+        payload = record_payload(record)
         if kind == "session_meta" and self.meta_id is None:
             native_id = payload.get("id")
             self.meta_id = native_id if isinstance(native_id, str) else ""
@@ -321,57 +261,6 @@ def summarize(native_id: str, scans: Sequence[CodexScan], thread_names: Mapping[
     )
 
 
-@dataclass(slots=True)
-class _Conversation:
-    """The two candidate projections, built side by side in one pass."""
-
-    provider: str = DEFAULT_PROVIDER
-    model: str = UNKNOWN_MODEL
-    events: list[SurfaceEvent] = field(default_factory=list)
-    item_events: list[SurfaceEvent] = field(default_factory=list)
-    has_events: bool = False
-
-    def take(self, seq: int, record: Mapping[str, Any]) -> None:
-        kind = record.get("type")
-        payload = _payload(record)
-        time = parse_timestamp(record.get("timestamp")) or 0
-        message_id = f"line-{seq}"
-        if (
-            kind == "session_meta"
-            and isinstance(payload.get("model_provider"), str)
-            and payload["model_provider"]
-        ):
-            self.provider = payload["model_provider"]
-        elif kind == "turn_context" and isinstance(payload.get("model"), str) and payload["model"]:
-            self.model = payload["model"]
-        elif kind == "event_msg" and payload.get("type") in ("user_message", "agent_message"):
-            self.has_events = True
-            if payload["type"] == "user_message":
-                text = typed_prompt(payload)
-                if text:
-                    self.events.append(user_event(seq, time, message_id, [text]))
-            elif isinstance(payload.get("message"), str) and payload["message"]:
-                self.events.append(
-                    assistant_event(seq, time, message_id, [payload["message"]], self.provider, self.model)
-                )
-        elif kind == "response_item":
-            role, texts = item_texts(payload)
-            if role == "user" and texts:
-                self.item_events.append(user_event(seq, time, message_id, texts))
-            elif role == "assistant" and texts:
-                self.item_events.append(
-                    assistant_event(seq, time, message_id, texts, self.provider, self.model)
-                )
-        elif kind == "compacted" and (text := checkpoint_text(payload)) is not None:
-            checkpoint = checkpoint_event(seq, time, message_id, message_id, [text])
-            self.events = [checkpoint]
-            self.item_events = [checkpoint]
-
-    @property
-    def projected(self) -> list[SurfaceEvent]:
-        return self.events if self.has_events else self.item_events
-
-
 def read_session(
     root: Path, files: CodexSessionFiles, thread_names: Mapping[str, str] | None = None
 ) -> ForeignSession:
@@ -396,23 +285,22 @@ def read_session(
                 scan.take(1, record)
             opened.append((_file_order(scan), path, info, handle))
         opened.sort(key=lambda item: item[0])
-        conversation = _Conversation()
+        conversation = CodexConversation()
         scans: list[CodexScan] = []
         base = pending = 0
         skipped: list[int] = []
         for _, path, info, handle in opened:
             scan = CodexScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
             scans.append(scan)
-            reader = LineReader(handle)
-            for number, raw in reader:
-                record = parse_record(raw)
-                if record is None:
-                    skipped.append(base + number)
-                    continue
+
+            def take(number: int, record: dict[str, Any], scan: CodexScan = scan, base: int = base) -> None:
                 scan.note(number, record)
                 conversation.take(base + number, record)
-            pending += 1 if reader.pending_bytes else 0
-            base += reader.line_number + (1 if reader.pending_bytes else 0)
+
+            read = read_records(handle, take)
+            skipped.extend(base + number for number in read.skipped)
+            pending += 1 if read.pending else 0
+            base += read.lines_read
     summary = summarize(files.native_id, scans, names)
     return ForeignSession(
         summary=summary,
