@@ -32,6 +32,8 @@ Decisions where the formats are silent:
   else None. **Times**: created = metadata `startTime` (else the first message's timestamp),
   updated = the time of the last record that has one (`timestamp`, or `lastUpdated`);
   without any, the file's mtime.
+
+The history model (last write wins, rewinds, replacements) is in `gemini_history`.
 """
 
 from __future__ import annotations
@@ -44,36 +46,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from sessionref.contract.events import SurfaceEvent
 from sessionref.contract.titles import normalize_title, prompt_title
 from sessionref.sources.foreign import (
     ForeignSession,
     ForeignSourceError,
     ForeignSourceErrorCode,
     ForeignSummary,
-    assistant_event,
     build_snapshot,
-    checkpoint_event,
     foreign_session_id,
     is_valid_native_id,
-    user_event,
 )
-from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp, read_small_text
+from sessionref.sources.gemini_history import (
+    GeminiHistory,
+    apply_record,
+    is_message,
+    is_metadata,
+    message_text,
+)
+from sessionref.sources.lines import (
+    UTF8_BOM,
+    open_inside,
+    parse_record,
+    parse_timestamp,
+    read_records,
+    read_small_text,
+)
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import list_dirs, list_files, real_root
 
 __all__ = ["KIND", "GeminiScan", "default_root", "project_cwd", "read_session", "scan_session_file", "walk"]
 
 KIND: Final = "gemini"
-PROVIDER: Final = "google"
-UNKNOWN_MODEL: Final = "unknown"
 ENV_VARIABLE: Final = "GEMINI_CLI_HOME"
 PROJECT_ROOT_FILE: Final = ".project_root"
 PROJECT_ROOT_MAX_BYTES: Final = 64 << 10
 # A legacy single-object `.json` session is parsed whole; beyond this size it is refused.
 LEGACY_MAX_BYTES: Final = 64 << 20
-CONVERSATION_TYPES: Final = ("user", "gemini")
-_UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
 def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
@@ -102,28 +110,6 @@ def project_cwd(root: Path, session_path: Path) -> str | None:
     if text is None:
         return None
     return text.rstrip("\r\n") or None
-
-
-def message_text(content: object) -> str:
-    """The text of a message's `content`: a string, or its non-thought `text` parts joined."""
-    if isinstance(content, str):
-        return content
-    parts = [content] if isinstance(content, dict) else content
-    if not isinstance(parts, list):
-        return ""
-    return "".join(
-        part["text"]
-        for part in parts
-        if isinstance(part, dict) and isinstance(part.get("text"), str) and part.get("thought") is not True
-    )
-
-
-def _is_metadata(record: Mapping[str, Any]) -> bool:
-    return isinstance(record.get("sessionId"), str) and "type" not in record
-
-
-def _is_message(record: Mapping[str, Any]) -> bool:
-    return isinstance(record.get("id"), str) and isinstance(record.get("type"), str)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -179,7 +165,7 @@ class GeminiScan(FileScan):
             self.first_user_id, self.first_user_title = None, None
 
     def take(self, number: int, record: dict[str, Any]) -> None:
-        if _is_metadata(record):
+        if is_metadata(record):
             if self.session_id is None:
                 self.session_id = record["sessionId"]
                 started = parse_timestamp(record.get("startTime"))
@@ -191,11 +177,11 @@ class GeminiScan(FileScan):
             messages = update.get("messages")
             if self.first_user_id is None and isinstance(messages, list):
                 for item in messages[1:]:
-                    if isinstance(item, dict) and _is_message(item):
+                    if isinstance(item, dict) and is_message(item):
                         self._message(item)
         elif isinstance(record.get("$rewindTo"), str):
             self._rewind(record["$rewindTo"])
-        elif _is_message(record):
+        elif is_message(record):
             if self.created_at is None:
                 self.created_at = parse_timestamp(record.get("timestamp"))
             self._message(record)
@@ -203,7 +189,7 @@ class GeminiScan(FileScan):
     def record_time(self, record: dict[str, Any]) -> int | None:
         if isinstance(record.get("$set"), dict):
             return parse_timestamp(record["$set"].get("lastUpdated"))
-        if _is_metadata(record):
+        if is_metadata(record):
             updated = parse_timestamp(record.get("lastUpdated"))
             return parse_timestamp(record.get("startTime")) if updated is None else updated
         return parse_timestamp(record.get("timestamp"))
@@ -253,11 +239,11 @@ def _load_legacy(
                 ForeignSourceErrorCode.TOO_LARGE, f"{str(path)!r} is larger than {LEGACY_MAX_BYTES} bytes"
             )
         content = handle.read(info.st_size + 1)  # never a buffer larger than the file
-    document = parse_record(content.removeprefix(_UTF8_BOM).strip())
+    document = parse_record(content.removeprefix(UTF8_BOM).strip())
     if document is None:
         return scan, None
     metadata = {key: value for key, value in document.items() if key != "messages"}
-    if _is_metadata(metadata):
+    if is_metadata(metadata):
         scan.note(0, metadata)
     return scan, document
 
@@ -281,124 +267,31 @@ def _legacy_messages(document: Mapping[str, Any] | None) -> list[dict[str, Any]]
     return [item for item in messages if isinstance(item, dict)] if isinstance(messages, list) else []
 
 
-@dataclass(slots=True)
-class _Entry:
-    kind: str
-    text: str
-    seq: int
-    time: int
-    model: str
-    checkpoint: str | None = None  # the compaction id when this item stands for a replaced history
-
-
-def _time_or_zero(value: object) -> int:
-    moment = parse_timestamp(value)
-    return 0 if moment is None else moment
-
-
-class _History:
-    """The current message list: ids in order, last write wins, rewinds truncate."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, _Entry] = {}
-        self.position = 0  # the seq of the last message record or history item read
-
-    def entry(self, record: Mapping[str, Any]) -> _Entry:
-        model = record.get("model")
-        self.position += 1
-        return _Entry(
-            kind=record["type"],
-            text=message_text(record.get("content")),
-            seq=self.position,
-            time=_time_or_zero(record.get("timestamp")),
-            model=model if isinstance(model, str) and model else UNKNOWN_MODEL,
-        )
-
-    def put(self, record: Mapping[str, Any]) -> None:
-        previous = self.entries.get(record["id"])
-        entry = self.entry(record)
-        if previous is not None:
-            entry.checkpoint = previous.checkpoint
-        self.entries[record["id"]] = entry  # an existing key keeps its position
-
-    def rewind(self, message_id: str) -> None:
-        if message_id not in self.entries:
-            return
-        ids = list(self.entries)
-        for dropped in ids[ids.index(message_id) :]:
-            del self.entries[dropped]
-
-    def replace(self, messages: list[Any], seq: int) -> None:
-        self.entries = {}
-        compaction_id: str | None = f"line-{seq}"
-        for index, item in enumerate(messages):
-            if not isinstance(item, dict) or not isinstance(item.get("type"), str):
-                continue
-            message_id = item["id"] if isinstance(item.get("id"), str) else f"line-{seq}-{index}"
-            entry = self.entry(item)
-            if compaction_id is not None and entry.kind in CONVERSATION_TYPES and entry.text:
-                entry.checkpoint, compaction_id = compaction_id, None
-            self.entries.pop(message_id, None)
-            self.entries[message_id] = entry
-
-    def events(self) -> list[SurfaceEvent]:
-        events: list[SurfaceEvent] = []
-        for message_id, entry in self.entries.items():
-            if not entry.text or entry.kind not in CONVERSATION_TYPES:
-                continue
-            if entry.checkpoint is not None:
-                events.append(
-                    checkpoint_event(entry.seq, entry.time, message_id, entry.checkpoint, [entry.text])
-                )
-            elif entry.kind == "user":
-                events.append(user_event(entry.seq, entry.time, message_id, [entry.text]))
-            else:
-                events.append(
-                    assistant_event(entry.seq, entry.time, message_id, [entry.text], PROVIDER, entry.model)
-                )
-        return events
-
-
-def _apply(history: _History, seq: int, record: Mapping[str, Any]) -> None:
-    update = record.get("$set")
-    if isinstance(update, dict):
-        if isinstance(update.get("messages"), list):
-            history.replace(update["messages"], seq)
-    elif isinstance(record.get("$rewindTo"), str):
-        history.rewind(record["$rewindTo"])
-    elif _is_message(record):
-        history.put(record)
-
-
 def read_session(root: Path, path: Path) -> ForeignSession:
     """Read one session file in full: its summary and its current history as a surface snapshot.
 
     Raises `ForeignSourceError` when the file cannot be opened safely, is too large (legacy
     `.json`), or names no session id.
     """
-    history = _History()
+    history = GeminiHistory()
     if path.suffix == ".json":
         scan, document = _load_legacy(root, path)
         messages = _legacy_messages(document)
         for index, item in enumerate(messages):
             scan.note(index + 1, item)
-            _apply(history, index + 1, item)
+            apply_record(history, index + 1, item)
         skipped, pending, lines_read = ([1] if document is None else []), 0, 1
     else:
         handle, info = open_inside(root, path)
         scan = GeminiScan(path=str(path), size=info.st_size, mtime_ns=info.st_mtime_ns)
-        skipped = []
+
+        def take(number: int, record: dict[str, Any]) -> None:
+            scan.note(number, record)
+            apply_record(history, number, record)
+
         with handle:
-            reader = LineReader(handle)
-            for number, raw in reader:
-                record = parse_record(raw)
-                if record is None:
-                    skipped.append(number)
-                    continue
-                scan.note(number, record)
-                _apply(history, number, record)
-        pending = 1 if reader.pending_bytes else 0
-        lines_read = reader.line_number + (1 if reader.pending_bytes else 0)
+            read = read_records(handle, take)
+        skipped, pending, lines_read = read.skipped, (1 if read.pending else 0), read.lines_read
     summary = scan.summary(project_cwd(root, path))
     return ForeignSession(
         summary=summary,
