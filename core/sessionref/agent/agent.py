@@ -28,36 +28,29 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import logging
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
-from sessionref.agent import events
 from sessionref.agent.errors import (
     AGENT_NO_EVENT_LOOP,
     AGENT_NOTHING_TO_COMPACT,
-    AGENT_PRE_STEP_FAILED,
     AGENT_READ_ONLY,
-    AGENT_TURN_FAILED,
     AgentError,
     TurnFailure,
 )
-from sessionref.agent.events import TurnEnd, last_turn_number
 from sessionref.agent.inbox import Inbox, InboxList
 from sessionref.agent.listeners import Listeners
 from sessionref.agent.messages import check_user_message, conversation_from_surface
-from sessionref.agent.ports import AgentModel, AgentStore, LogEvent
-from sessionref.agent.prestep import PreStepChain, PreStepContext, PreStepListener, Reject
-from sessionref.agent.replies import StoreFailed, answer, describe
+from sessionref.agent.ports import AgentModel, AgentStore
+from sessionref.agent.prestep import PreStepChain, PreStepContext, PreStepListener
+from sessionref.agent.turn_loop import AgentStatus, TurnLoop
 from sessionref.agent.waiting import uninterrupted
 from sessionref.contract.options import Placement
 
-logger = logging.getLogger(__name__)
-
-AgentStatus = Literal["idle", "running"]
+__all__ = ["Agent", "AgentStatus"]
 
 
-class Agent:
+class Agent(TurnLoop):
     """One session's agent. Create and use it inside a running asyncio event loop.
 
     ``store`` is an :class:`~sessionref.agent.ports.AgentStore` (the embedded
@@ -254,156 +247,5 @@ class Agent:
             summary = await self.model.summarize(conversation)
             return await uninterrupted(self._store.write_compaction_async(self.id, summary))
 
-    # -- the step loop ---------------------------------------------------------------------
-
-    def _set_status(self, status: AgentStatus) -> None:
-        if status != self._status:
-            self._status = status
-            self._status_changed.emit(status)
-
-    def _wake(self) -> None:
-        if self._driver is not None and not self._driver.done():
-            if self._stop_requested:
-                self._wake_after_stop = True
-            return
-        self._set_status("running")
-        task = asyncio.get_running_loop().create_task(self._drive(), name=f"agent {self.id}")
-        self._driver = task
-        # Also covers a driver cancelled before it ever ran (its ``finally`` never executes).
-        task.add_done_callback(self._driver_stopped)
-
-    async def _drive(self) -> None:
-        try:
-            async with self._lock:
-                while self._inbox.has_work():
-                    if not await self._run_turn():
-                        break  # the log takes no writes: what is queued waits for the next send
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # a bug, not a refused write: still shown, never silent
-            logger.exception("agent %s stopped after an unexpected failure", self.id)
-            message = f"the reply stopped after an unexpected failure: {describe(error)}"
-            self._report(TurnFailure(self.id, self._last_turn, AGENT_TURN_FAILED, message, logged=False))
-        finally:
-            task = asyncio.current_task()
-            if task is not None:
-                self._driver_stopped(task)
-
-    def _driver_stopped(self, task: asyncio.Task[None]) -> None:
-        """Settle the status once the driver ``task`` has finished (idempotent, any outcome)."""
-        if self._driver is not task:
-            return
-        self._driver = None
-        restart = self._wake_after_stop and self._inbox.has_work()
-        self._stop_requested = False
-        self._wake_after_stop = False
-        if restart:
-            self._wake()
-        else:
-            self._set_status("idle")
-
-    def _queue_write(self, batch: Sequence[LogEvent]) -> asyncio.Future[list[LogEvent]]:
-        """Queue an append on the session's writer now (its place in the log is fixed here)."""
-        return asyncio.ensure_future(self._store.enqueue_append(self.id, list(batch)))
-
-    async def _write(self, batch: Sequence[LogEvent]) -> list[LogEvent]:
-        """Append and wait until it has landed (through a cancel); `StoreFailed` if it could not."""
-        try:
-            return await uninterrupted(self._queue_write(batch))
-        except Exception as error:
-            raise StoreFailed(error) from error
-
-    async def _next_turn_number(self) -> int:
-        if self._last_turn is None:
-            try:
-                _, logged = await uninterrupted(asyncio.to_thread(self._store.read_log, self.id))
-            except Exception as error:
-                raise StoreFailed(error) from error
-            self._last_turn = last_turn_number(logged)
-        self._last_turn += 1
-        return self._last_turn
-
-    async def _run_turn(self) -> bool:
-        """Run one turn; False when its start or end could not be logged (the driver stops then)."""
-        # Claimed before the first await: a message sent to an idle agent leaves the inbox (is no
-        # longer "queued") in the same loop turn as the send, as when writes were synchronous.
-        batch = self._inbox.claim(turn_boundary=True)
-        try:
-            turn = await self._next_turn_number()
-            await self._write([events.turn_start(turn)])
-        except StoreFailed as failure:
-            self._last_turn = None  # the turn did not start: its number is read from the log again
-            self._discard(batch, "error")  # never logged: the UI gives them back as drafts
-            self._report(TurnFailure(self.id, None, failure.code, failure.message, logged=False))
-            return False
-        end = events.completed()
-        step = 0
-        try:
-            while batch:
-                step += 1
-                step_end = await self._run_step(turn, step, batch)
-                if step_end is not None:
-                    end = step_end
-                    break
-                batch = self._inbox.claim(turn_boundary=False)
-        except asyncio.CancelledError:
-            await self._end_turn(turn, events.cancelled())
-            raise
-        except StoreFailed as failure:
-            end = failure.turn_end()
-        return await self._end_turn(turn, end)
-
-    async def _end_turn(self, turn: int, end: TurnEnd) -> bool:
-        """Log ``turn/end``; report an error end (or a ``turn/end`` the log refused) to listeners."""
-        logged = True
-        try:
-            await self._write([events.turn_end(turn, end)])
-        except StoreFailed as failure:
-            logged = False
-            if end.get("reason") != "error":
-                end = failure.turn_end()
-        if end.get("reason") == "error":
-            self._report(TurnFailure(self.id, turn, str(end["errorCode"]), str(end["error"]), logged=logged))
-        return logged
-
-    def _report(self, failure: TurnFailure) -> None:
-        if not failure.logged:
-            logger.warning("session %s: %s: %s (not in the log)", self.id, failure.code, failure.message)
-        self._turn_failed.emit(failure)
-
-    def _discard(self, messages: Sequence[dict[str, Any]], reason: str) -> None:
-        for message in messages:
-            self._discarded.emit(message, reason)
-
-    async def _run_step(self, turn: int, step: int, batch: list[dict[str, Any]]) -> TurnEnd | None:
-        """Decide, log and answer one step; returns how the turn ends, or None to go on."""
-        context = PreStepContext(agent=self, messages=tuple(batch), turn=turn, step=step)
-        try:
-            decision = await self._chain.decide(context)
-            if isinstance(decision, Reject):
-                self._discard(batch, "rejected")
-                return events.rejected(decision.reason)
-            entered = [copy.deepcopy(check_user_message(message)) for message in decision.messages]
-        except asyncio.CancelledError:
-            self._discard(batch, "cancelled")
-            raise
-        except Exception as exc:
-            logger.exception("pre-step chain failed in session %s", self.id)
-            self._discard(batch, "error")
-            return events.failed(AGENT_PRE_STEP_FAILED, f"a pre-step listener failed: {describe(exc)}")
-        entered_ids = {message["id"] for message in entered}
-        self._discard([message for message in batch if message["id"] not in entered_ids], "dropped")
-        if not entered:
-            return events.rejected("no message entered the step")
-        try:
-            await self._write([events.step_start(turn, step), *map(events.user_message, entered)])
-        except StoreFailed as failure:
-            logger.warning("session %s: the step's messages were not written: %s", self.id, failure.message)
-            self._discard(entered, "error")  # not in the log: the UI gives them back as drafts
-            return failure.turn_end()
-        self._entered.emit([copy.deepcopy(message) for message in entered])
-        # A later step of a running turn was started by a steer: say so to the model.
-        steered = entered_ids if step > 1 else frozenset()
-        return await answer(
-            self._store, self.id, self.model, self._queue_write, turn, step, steered_ids=steered
-        )
+    def _step_context(self, batch: list[dict[str, Any]], turn: int, step: int) -> PreStepContext:
+        return PreStepContext(agent=self, messages=tuple(batch), turn=turn, step=step)
