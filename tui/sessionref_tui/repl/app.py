@@ -9,7 +9,8 @@ above the prompt as they are appended, so the reply streams while the user keeps
 typing and can send again: the message is queued for the model's next step and
 shown once as `queued › …` (`QueueView`). Ctrl+C stops the reply and every queued
 message comes back into the prompt. A failed prepare prints the error and puts
-the draft back (`PromptDrafts`).
+the draft back (`PromptDrafts`). The session's events reach the transcript through
+`SessionFeed`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,7 +36,6 @@ from sessionref.host.workspace import DraftSession
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.display import NEW_SESSION_NAME, inert
-from sessionref_tui.event_view import skipped_lines_notice
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
 from sessionref_tui.repl.commands import run_command
@@ -46,6 +45,7 @@ from sessionref_tui.repl.lexer import MentionLexer
 from sessionref_tui.repl.prompt_drafts import PromptDrafts
 from sessionref_tui.repl.prompt_wrap import PROMPT, WordWrapProcessor, continuation
 from sessionref_tui.repl.queue_view import QueueView
+from sessionref_tui.repl.session_feed import SessionFeed
 from sessionref_tui.repl.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -83,6 +83,8 @@ class LineMode:
                                      columns=self._columns)
         self.queue = QueueView(workspace, self.transcript, current=lambda: self._target,
                                into_prompt=lambda drafts: self.drafts.put_back(drafts), name_of=self._name_of)
+        self.feed = SessionFeed(workspace, self.transcript, current=lambda: self._target,
+                                retitled=self._retitled)
         self.lookups = MentionLookups(self._lookup, conversations=self._said, debounce=debounce)
         self.lookups.on_update += lambda _lookups: self._invalidate()
         self.session: PromptSession[str] = PromptSession(
@@ -101,9 +103,6 @@ class LineMode:
         self._exit_armed = False
         self._exit_requested = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: int | None = None
-        self._unsubscribe_store: Callable[[], None] | None = None
         self._unsubscribe_status: Callable[[], None] | None = None
         self.session.default_buffer.on_text_changed += self._disarm_exit
 
@@ -138,7 +137,7 @@ class LineMode:
             self.transcript.notice(f"── {NEW_SESSION_NAME} · {cwd} · created by its first message ──")
             return
         self.transcript.notice(f"── {inert(self.session_name)} · {inert(target.id)} · {cwd} ──")
-        self._replay_recent(target.id)
+        self.feed.replay_recent(target.id)
         kept = self.queue.take_kept(target.id)
         if kept:
             self.drafts.put_back(kept)
@@ -170,6 +169,9 @@ class LineMode:
             self._unsubscribe_status = unsubscribe
         self._invalidate()
 
+    def _retitled(self, title: str | None) -> None:
+        self._title = title
+
     def _turn_failed(self, failure: TurnFailure) -> None:
         # A failure the log recorded is printed from its turn/end; this one only exists here.
         if not failure.logged:
@@ -195,16 +197,14 @@ class LineMode:
 
     async def run(self) -> int:
         """Prompt until the user exits; returns the process exit code (0)."""
-        self._loop = asyncio.get_running_loop()
-        self._loop_thread = threading.get_ident()
-        self._unsubscribe_store = self.workspace.store.subscribe(self._on_store_events)
+        self.feed.attach()
         self.queue.attach()
         self._adopt(self._target)
         model_name = inert(self.workspace.model.name)
         self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
         self.workspace.start_conversation_search()  # in the background: the prompt is not held back
         if isinstance(self._target, Agent):
-            self._replay_recent(self._target.id)
+            self.feed.replay_recent(self._target.id)
         guard = patch_stdout(raw=False) if self._uses_real_terminal else nullcontext()
         try:
             with guard:
@@ -270,8 +270,7 @@ class LineMode:
         if isinstance(self._target, Agent) and self._target.status == "running":
             await self._target.cancel()
         self.transcript.flush_streams()
-        if self._unsubscribe_store is not None:
-            self._unsubscribe_store()
+        self.feed.detach()
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
 
@@ -334,39 +333,6 @@ class LineMode:
         if not query.strip():
             return None
         return await self.workspace.search_conversations(self._target, query, signal=signal)
-
-    def _on_store_events(self, session_id: str, events: list[dict[str, Any]]) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-        if threading.get_ident() == self._loop_thread:
-            self._show_store_events(session_id, events)
-        else:
-            loop.call_soon_threadsafe(self._show_store_events, session_id, events)
-
-    def _show_store_events(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
-        if session_id != self._target.id:
-            return
-        try:
-            if any(event.get("type") in ("session/title", "user/message") for event in events):
-                self._title = self.workspace.store.title(session_id)  # index lookup: fallback titles too
-            self.transcript.show_events(events)
-        except Exception as error:  # showing an event must never break the writer that appended it
-            logger.exception("the line mode could not show new events")
-            self.transcript.error(*describe_error(error, self.workspace.error_log))
-
-    def _replay_recent(self, session_id: str, limit: int = 6) -> None:
-        try:
-            report = self.workspace.store.read_log_report(session_id)
-        except Exception as error:
-            self.transcript.error(*describe_error(error, self.workspace.error_log))
-            return
-        if (skipped := skipped_lines_notice(report.skipped_lines)) is not None:
-            self.transcript.notice(skipped)
-        messages = [e for e in report.events if e.get("type") in ("user/message", "assistant/message")]
-        if len(messages) > limit:
-            self.transcript.notice(f"… {len(messages) - limit} earlier messages (/log lists every event)")
-        self.transcript.show_events(messages[-limit:])
 
     # -- toolbar -----------------------------------------------------------------------
 
