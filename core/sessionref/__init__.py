@@ -8,8 +8,9 @@ agent runtime or the models. The layers are described in docs/architecture.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sessionref.lazy_exports import lazy_exports
 
 _PUBLIC: dict[str, tuple[str, ...]] = {
     # contract: pure, standard library only
@@ -60,8 +61,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "sessionref.host.settings": ("Settings", "default_store_root", "load_settings"),
     "sessionref.host.model_choice": ("build_model",),
 }
-
-_HOME: dict[str, str] = {name: module for module, names in _PUBLIC.items() for name in names}
 
 __all__ = [
     "DEFAULT_CANDIDATE_LIMIT",
@@ -164,15 +163,4 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs only
     from sessionref.store.spill_files import DirectorySpillStore
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name from its layer on first access."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sessionref' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC, globals())

@@ -6,8 +6,9 @@ defaults) can be imported without loading httpx or pydantic.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sessionref.lazy_exports import lazy_exports
 
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "sessionref.models.base": (
@@ -36,8 +37,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "StreamLimits",
     ),
 }
-
-_HOME: dict[str, str] = {name: module for module, names in _PUBLIC.items() for name in names}
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -93,15 +92,4 @@ if TYPE_CHECKING:  # pragma: no cover
     )
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name on first access."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sessionref.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC, globals())
