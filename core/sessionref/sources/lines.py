@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
+from sessionref.contract.options import MAX_SAFE_INTEGER
 from sessionref.sources.foreign import ForeignSourceError, ForeignSourceErrorCode
 
 __all__ = [
@@ -50,8 +51,6 @@ READ_CHUNK_BYTES: Final = 1 << 20
 MAX_LINE_BYTES: Final = 64 << 20
 # How much of a file's start and of the bytes before a resume offset `fingerprint` hashes.
 FINGERPRINT_WINDOW_BYTES: Final = 256
-# Epoch milliseconds must stay a JavaScript safe integer (DSH `createdAt` rule).
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 UTF8_BOM: Final = b"\xef\xbb\xbf"
 """The byte order mark some tools write at the start of a UTF-8 file (skipped, never parsed)."""
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -224,7 +223,8 @@ def read_records(handle: BinaryIO, take: Callable[[int, dict[str, Any]], None]) 
 def parse_timestamp(value: object) -> int | None:
     """Epoch milliseconds of an ISO 8601 string (naive means UTC), or None when it is not one.
 
-    Only instants between 1970 and the largest JavaScript safe integer are accepted.
+    Only instants between 1970 and the largest JavaScript safe integer are accepted (epoch
+    milliseconds stay a safe integer: DSH's `createdAt` rule).
     """
     if not isinstance(value, str) or not 10 <= len(value) <= 64:
         return None
