@@ -16,7 +16,7 @@ through their readers and are never written (`foreign_access`).
 `SessionStore` is one class put together from one file per concern: the opened state and the
 lookups every operation shares (`store_base`), the synchronous writes (`session_writes`), their
 event-loop facade (`loop_writes`), the reads and discovery queries (`session_reads`) and the
-conversation index's sources (`conversation_sources`). Opening, catching up and closing are here.
+conversation index's sources (`conversation_sources`). `open_store`, `refresh` and `close` are here.
 """
 
 from __future__ import annotations
