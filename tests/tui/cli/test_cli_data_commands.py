@@ -28,6 +28,8 @@ def test_sessions_json_ranks_the_cwd_first_then_cwdless_then_others(store_root: 
     assert rows[0]["label"] == "ABNF parser notes"
     assert rows[0]["sameWorkspace"] is True and rows[2]["sameWorkspace"] is False
     assert parse_session_reference_text(rows[0]["mention"]).references[0].session_id == "alpha"
+    # Written to after it was created: the last activity is the later one, the creation stays the contract's.
+    assert rows[0]["createdAt"] == 1_700_000_000_000 and rows[0]["lastActivity"] > rows[0]["createdAt"]
 
 
 def test_sessions_query_and_limit_filter_like_completion(store_root: Path, capsys) -> None:
@@ -143,7 +145,8 @@ def test_every_subcommand_but_demo_has_help_with_store(command: str, capsys) -> 
 def test_top_level_help_lists_every_subcommand(capsys) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == EXIT_OK
-    for command in ("chat", "demo", "repl", "sessions", "show", "mention", "prepare"):
+    for command in ("chat", "demo", "repl", "sessions", "search", "show", "mention", "prepare", "snapshot",
+                    "sources"):
         assert f"sessionref {command}" in out
 
 

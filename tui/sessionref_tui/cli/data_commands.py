@@ -107,8 +107,10 @@ def format_session_rows(found: Sequence[Candidate], cwd: str, now_ms: float) -> 
 
 
 def candidate_json(candidate: Candidate) -> dict[str, Any]:
-    """One `sessions --json` object: the contract's candidate shape, its mention, and its `source`."""
+    """One `sessions --json` object: the contract's candidate shape, its mention, its `source`, and
+    `lastActivity` (epoch ms: what the ranking and the ACTIVE column use; `createdAt` is the contract's)."""
     shape = candidate.to_json(with_mention=True)
+    shape["lastActivity"] = candidate.last_activity
     shape["source"] = source_of(candidate.session_id)
     return shape
 
