@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import random
 import shutil
 import subprocess
@@ -72,18 +73,10 @@ SIZE = (120, 40)
 COLD_START_SCRIPT = """
 import asyncio, sys, time
 from pathlib import Path
-from sessionref.models import DemoModel
-from sessionref.store import open_store
-from sessionref.host.workspace import Workspace
-from sessionref_tui.app import SessionrefApp
+from sessionref_tui.launch import SessionrefApp, WorkspaceOpener  # what `sessionref chat` imports first
 from sessionref_tui.widgets.sidebar import Sidebar
 
-stores, marks = [], {}
-
-def open_workspace(progress):
-    store = open_store(Path(sys.argv[1]), progress=progress, catch_up=False)
-    stores.append(store)
-    return Workspace(store, DemoModel(pace=0), cwd=sys.argv[2])
+marks = {}
 
 class TimedApp(SessionrefApp):
     def _display(self, screen, renderable):
@@ -97,11 +90,15 @@ async def sessions_shown(pilot):
     marks["ready"] = time.time()
     app.exit()
 
-TimedApp(open_workspace=open_workspace, owns_workspace=True).run(
-    headless=True, size=(120, 40), auto_pilot=sessions_shown
-)
-for store in stores:
-    store.close()
+from sessionref.host.settings import load_settings  # as run_chat: settings are read before the app starts
+
+opener = WorkspaceOpener(load_settings(store_root=Path(sys.argv[1])), sys.argv[2])  # no agents' histories
+try:
+    TimedApp(open_workspace=opener, owns_workspace=True).run(
+        headless=True, size=(120, 40), auto_pilot=sessions_shown
+    )
+finally:
+    opener.close()
 print(marks["painted"], marks["ready"])
 """
 
@@ -337,9 +334,15 @@ async def first_paint_in_process(root: Path) -> tuple[float, float]:
 
 def first_paint_cold(root: Path) -> tuple[float, float, float]:
     """Milliseconds from a fresh process start to its first frame, to its sessions shown, to its exit."""
+    own = ("OPENAI_", "SESSIONREF_")  # the user's model and settings must not change what is measured
+    env = {name: value for name, value in os.environ.items() if not name.startswith(own)}
     start = time.time()
     done = subprocess.run(
-        [sys.executable, "-c", COLD_START_SCRIPT, str(root), CWD], check=True, capture_output=True, text=True
+        [sys.executable, "-c", COLD_START_SCRIPT, str(root), CWD],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     ended = time.time()
     painted, ready = (float(value) for value in done.stdout.split()[-2:])

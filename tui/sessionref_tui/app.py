@@ -9,13 +9,10 @@ user typed is dropped: the composer keeps the draft until the send has been queu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from sessionref.agent import Agent
 from sessionref.contract.errors import describe_error
-from sessionref.host.workspace import Workspace
 from sessionref.service.abort import AbortSignal
-from sessionref.service.candidates import label_from_title
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -30,7 +27,7 @@ from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
 from sessionref_tui.screens.rename import RenameScreen
-from sessionref_tui.session_view import Clock, SessionView, error_text
+from sessionref_tui.session_view import Clock, SessionView, error_text, is_agent
 from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpener
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
@@ -39,6 +36,10 @@ from sessionref_tui.widgets.queued import QueuedMessages
 from sessionref_tui.widgets.sidebar import Sidebar
 from sessionref_tui.widgets.status_bar import StatusBar
 from sessionref_tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from sessionref.agent import Agent
+    from sessionref.host.workspace import Workspace
 
 NEEDS_WORKSPACE = frozenset(
     (
@@ -218,15 +219,15 @@ class SessionrefApp(SessionView):
             return self._submit_signal is not None
         agent = self._agent
         if action == "stop_turn":
-            return self._submit_signal is None and isinstance(agent, Agent) and (
+            return self._submit_signal is None and is_agent(agent) and (
                 agent.status == "running" or bool(self.workspace.queued(agent))
             )
         if action == "mention_in_new_session":
-            return isinstance(agent, Agent) and not self.workspace.store.is_writable(agent.id)
+            return is_agent(agent) and not self.workspace.store.is_writable(agent.id)
         if action in ("rename", "compact"):
             # Not before the session exists (a draft), nor for a read-only (DSH .zstd) session;
             # one compaction at a time.
-            writable = isinstance(agent, Agent) and self.workspace.store.is_writable(agent.id)
+            writable = is_agent(agent) and self.workspace.store.is_writable(agent.id)
             return writable and not (action == "compact" and self._activity)
         return True
 
@@ -239,7 +240,7 @@ class SessionrefApp(SessionView):
     async def action_stop_turn(self) -> None:
         """Stop the running reply (what streamed so far stays in the log); the messages still queued
         for it are not sent and come back into the composer (through `DraftsReturned`)."""
-        if isinstance(self._agent, Agent):
+        if is_agent(self._agent):
             await self.workspace.stop(self._agent)
 
     def action_new_session(self) -> None:
@@ -250,8 +251,10 @@ class SessionrefApp(SessionView):
     def action_mention_in_new_session(self) -> None:
         """Continue from the (read-only) session on screen: a new session whose draft starts with a
         chip mentioning it, followed by what was typed."""
+        from sessionref.service.candidates import label_from_title  # with the workspace (see session_view)
+
         agent = self._agent
-        if not isinstance(agent, Agent):
+        if not is_agent(agent):
             return
         label = inert(label_from_title(agent.id, self.workspace.store.title(agent.id)))
         chip = mention_for(MentionTarget(agent.id, label))
@@ -271,7 +274,7 @@ class SessionrefApp(SessionView):
 
     def action_rename(self) -> None:
         """Ask for a new title for the current session."""
-        if not isinstance(self._agent, Agent) or isinstance(self.screen, RenameScreen):
+        if not is_agent(self._agent) or isinstance(self.screen, RenameScreen):
             return
         session_id = self._agent.id
         current = self.workspace.store.title(session_id) or ""
@@ -297,7 +300,7 @@ class SessionrefApp(SessionView):
     def action_compact(self) -> None:
         """Ask (a modal saying what compaction does), then compact the session on screen."""
         agent = self._agent
-        if not isinstance(agent, Agent) or isinstance(self.screen, ConfirmCompactScreen):
+        if not is_agent(agent) or isinstance(self.screen, ConfirmCompactScreen):
             return
         name = self.workspace.store.title(agent.id) or NEW_SESSION_NAME
 

@@ -9,27 +9,37 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sessionref.contract.errors import CodedError, describe_error
-from sessionref.host.model_choice import build_model
-from sessionref.host.settings import Settings, load_settings
-from sessionref.host.sources import enabled_roots, resolve_sources
-from sessionref.host.workspace import Workspace
-from sessionref.models import DemoModel
-from sessionref.sources import SourceKind
-from sessionref.store import SessionStore, open_store
-from sessionref.store.foreign_state import ForeignRoot
-from sessionref.textsearch.store_index import StoreConversationIndex
 
 from sessionref_tui.app import SessionrefApp
-from sessionref_tui.demo import seed_demo_store
-from sessionref_tui.demo_histories import seed_demo_histories
 from sessionref_tui.display import inert
-from sessionref_tui.store_loading import OpenAbandoned, Progress
+from sessionref_tui.store_loading import OpenAbandoned
+
+if TYPE_CHECKING:
+    from sessionref.host.settings import Settings
+    from sessionref.host.workspace import Workspace
+    from sessionref.service.protocols import Progress
+    from sessionref.sources import SourceKind
+    from sessionref.store import SessionStore
+    from sessionref.store.foreign_state import ForeignRoot
+
+# Only what the first frame needs is imported with this module. The store, the workspace, the
+# model client, the conversation index and the sources' readers (with pydantic, httpx, SQLite) are
+# imported where they are used: by `WorkspaceOpener` in the app's opening thread, after the first
+# frame is painted, so `sessionref chat` shows its window without waiting for them.
+
+
+def open_store(root: Path, **options: Any) -> SessionStore:
+    """`sessionref.store.open_store`, imported on first use (see above)."""
+    from sessionref.store import open_store as open_session_store
+
+    return open_session_store(root, **options)
+
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -69,11 +79,17 @@ class WorkspaceOpener:
     indexed during the open, reporting `progress(done, total)` to the app's progress bar.
     """
 
-    def __init__(self, settings: Settings, cwd: str, sources: Sequence[ForeignRoot] = ()) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        cwd: str,
+        sources: Sequence[ForeignRoot] | Callable[[], Sequence[ForeignRoot]] = (),
+    ) -> None:
         self.settings = settings
         self.cwd = cwd
-        self.sources = tuple(sources)
-        """The other agents' histories the store reads (resolved by `run_chat`)."""
+        self.sources = sources
+        """The other agents' histories the store reads, or a function `run_chat` gives that resolves
+        them (called in the opening thread: it loads the sources' readers and the store)."""
         self.store: SessionStore | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -83,13 +99,18 @@ class WorkspaceOpener:
 
         Raises `OpenAbandoned` (closing the store) if `close` was called while the store opened.
         """
+        from sessionref.host.model_choice import build_model
+        from sessionref.host.workspace import Workspace
+        from sessionref.textsearch.store_index import StoreConversationIndex
+
         foreign = self.settings.store.write_foreign_sessions
+        sources = self.sources() if callable(self.sources) else self.sources
         store = open_store(
             self.settings.store_root,
             progress=progress,
             catch_up=False,
             write_foreign=foreign,
-            sources=self.sources,
+            sources=tuple(sources),
         )
         with self._lock:
             if self._closed:
@@ -122,13 +143,20 @@ def run_chat(
     command line's `--sources` (None: the settings decide). Settings and store errors are
     reported on stderr as `sessionref: <message> (<CODE>)`, never a traceback.
     """
+    from sessionref.host.settings import load_settings
+
     try:
         settings = load_settings(store_root=store_root)
-        roots = enabled_roots(resolve_sources(settings, selection=sources))
     except Exception as error:
         if not _coded(error):
             raise
         return _fail(sys.stderr, error)
+
+    def roots() -> list[ForeignRoot]:
+        from sessionref.host.sources import enabled_roots, resolve_sources
+
+        return enabled_roots(resolve_sources(settings, selection=sources))
+
     opener = WorkspaceOpener(settings, cwd or os.getcwd(), roots)
     app = SessionrefApp(open_workspace=opener, owns_workspace=True)
     try:
@@ -152,6 +180,15 @@ def run_demo(*, pace: float | None = None) -> int:
     Gemini CLI homes are written beside the store and are the demo's only sources. The temporary
     directory is removed on exit.
     """
+    from sessionref.host.settings import load_settings
+    from sessionref.host.workspace import Workspace
+    from sessionref.models import DemoModel
+    from sessionref.store.foreign_state import ForeignRoot
+    from sessionref.textsearch.store_index import StoreConversationIndex
+
+    from sessionref_tui.demo import seed_demo_store
+    from sessionref_tui.demo_histories import seed_demo_histories
+
     root = Path(tempfile.mkdtemp(prefix="sessionref-demo-"))
     try:
         store_root = root / "store"

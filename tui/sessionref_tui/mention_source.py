@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from sessionref.host.workspace import Workspace
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.widgets.reference_preview import CONTEXT_AROUND
+
+if TYPE_CHECKING:
+    from sessionref.host.workspace import Workspace
 
 
 class HasWorkspaceAgent(Protocol):

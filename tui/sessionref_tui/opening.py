@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+from typing import TYPE_CHECKING
 
 from sessionref.contract.errors import CodedError
-from sessionref.host.workspace import Workspace
 from textual import on, work
 from textual.app import App
 
@@ -29,6 +29,9 @@ from sessionref_tui.store_loading import (
     WorkspaceOpener,
     WorkspaceOpenFailed,
 )
+
+if TYPE_CHECKING:
+    from sessionref.host.workspace import Workspace
 
 
 def freeze_heap() -> None:

@@ -12,8 +12,10 @@ Pure and toolkit-free.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from sessionref.host.workspace import ReturnedDraft
+if TYPE_CHECKING:
+    from sessionref.host.workspace import ReturnedDraft
 
 
 def _messages(count: int, adjective: str = "") -> str:

@@ -12,16 +12,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from sessionref.agent import Agent, TurnFailure
 from sessionref.contract.errors import CodedError, InternalErrorLog, describe_error
-from sessionref.host.workspace import (
-    DraftSession,
-    ReturnedDraft,
-    Workspace,
-    merge_returned_drafts,
-)
 from textual import on, work
 from textual.message import Message
 from textual.screen import Screen
@@ -37,6 +30,10 @@ from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
 from sessionref_tui.widgets.status_bar import StatusBar, StatusInfo
 from sessionref_tui.widgets.transcript import Transcript
 
+if TYPE_CHECKING:
+    from sessionref.agent import Agent, TurnFailure
+    from sessionref.host.workspace import DraftSession, ReturnedDraft, Workspace
+
 Clock = Callable[[], int]
 """Returns "now" in milliseconds since the epoch (injected in tests so ages are stable)."""
 
@@ -44,6 +41,29 @@ Clock = Callable[[], int]
 def system_clock() -> int:
     """The wall clock in milliseconds."""
     return int(time.time() * 1000)
+
+
+# The agent and the workspace layers are imported where they are first needed, not when this module
+# loads: `sessionref chat` paints its first frame before it opens the workspace (in a thread, which
+# imports them), and these imports are most of what a cold start would otherwise wait for.
+
+
+def is_agent(target: object) -> TypeGuard[Agent]:
+    """Whether `target` is an existing session's `Agent` (not a `DraftSession`, not None)."""
+    if target is None:
+        return False
+    from sessionref.agent import Agent
+
+    return isinstance(target, Agent)
+
+
+def is_draft_session(target: object) -> TypeGuard[DraftSession]:
+    """Whether `target` is a `DraftSession`: a session its first message will create."""
+    if target is None:
+        return False
+    from sessionref.host.workspace import DraftSession
+
+    return isinstance(target, DraftSession)
 
 
 class LogAppended(Message):
@@ -138,7 +158,7 @@ class SessionView(OpeningApp):
     @property
     def is_draft(self) -> bool:
         """Whether the session on screen does not exist yet (its first message creates it)."""
-        return isinstance(self._agent, DraftSession)
+        return is_draft_session(self._agent)
 
     def open_session(self, session_id: str) -> None:
         """Show `session_id` (its agent is created on first use and cached by the workspace).
@@ -158,7 +178,7 @@ class SessionView(OpeningApp):
 
     def _open_agent(self, agent: Agent | DraftSession) -> None:
         # Read first: if the log cannot be read, nothing on screen has changed yet.
-        draft = isinstance(agent, DraftSession)
+        draft = is_draft_session(agent)
         events: list[dict[str, Any]] = []
         skipped: tuple[int, ...] = ()
         if not draft:
@@ -182,7 +202,7 @@ class SessionView(OpeningApp):
         if self._unsubscribe_status is not None:
             self._unsubscribe_status()
             self._unsubscribe_status = None
-        if isinstance(agent, Agent):
+        if is_agent(agent):
             session_id = agent.id
             removers = [
                 agent.on_status(lambda status: self.post_message(AgentStatusChanged(session_id, status))),
@@ -273,6 +293,8 @@ class SessionView(OpeningApp):
             self.notify(restored_notice(drafts), title="Not sent", markup=False)
 
     def _put_back(self, drafts: list[ReturnedDraft]) -> None:
+        from sessionref.host.workspace import merge_returned_drafts
+
         composer = self.query_one(Composer)
         composer.value = merge_returned_drafts([draft.draft for draft in drafts], composer.value)
         composer.focus()
@@ -288,7 +310,7 @@ class SessionView(OpeningApp):
         if agent is None:
             return
         store = self.workspace.store
-        draft = isinstance(agent, DraftSession)
+        draft = is_draft_session(agent)
         self.query_one(StatusBar).show(
             StatusInfo(
                 session_id=agent.id,
@@ -324,7 +346,7 @@ class SessionView(OpeningApp):
         limit = workspace.limits.sidebar
         found = await workspace.candidates(agent, "", limit)
         entries = [SidebarEntry.of_candidate(candidate) for candidate in found]
-        if isinstance(agent, DraftSession):
+        if is_draft_session(agent):
             entries.append(SidebarEntry(agent.id, None, agent.cwd, self.now_ms()))
         elif agent is not None:
             entries.append(SidebarEntry.of(store.record(agent.id), store.title(agent.id)))

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from sessionref.host.workspace import Workspace
 from sessionref.service.abort import AbortSignal
 from sessionref.service.protocols import Progress
+
+if TYPE_CHECKING:
+    from sessionref.host.workspace import Workspace
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, ProgressBar
 
-WorkspaceOpener = Callable[[Progress], Workspace]
+WorkspaceOpener = Callable[[Progress], "Workspace"]
 """Opens the workspace (in a worker thread), reporting first-time indexing as `progress(done, total)`."""
 
 
