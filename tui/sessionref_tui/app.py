@@ -9,8 +9,9 @@ user typed is dropped: the composer keeps the draft until the send has been queu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import RenderableType
 from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 from textual import on, work
@@ -18,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import Footer
 
 from sessionref_tui.display import NEW_SESSION_NAME, inert
@@ -59,6 +61,10 @@ NEEDS_WORKSPACE = frozenset(
 MENTION_IN_NEW_SESSION = "ctrl+f"
 """Read-only sessions (DSH's, compressed logs) cannot be written: this key continues in a new session
 that mentions the one on screen, with the draft (the refusal names it; the footer shows it then)."""
+
+REHEARSAL_LIMIT = 0.5
+"""Seconds after which an unseen rehearsal of the picker ends even if no frame laid it out (a
+safety net: frames are not written to the terminal while it lasts; it normally takes one frame)."""
 
 COMPACT_KEY = "f8"
 """Compaction asks first and is rare: it is in the palette and on a key nobody presses by reflex.
@@ -108,8 +114,12 @@ class SessionrefApp(SessionView):
         owns_workspace: bool = False,
         show_inspector: bool = False,
         cursor_blink: bool = True,
+        rehearse_picker: bool = True,
     ) -> None:
         super().__init__(workspace, open_workspace, clock=clock)
+        self.rehearse_picker = rehearse_picker
+        """Open the `@` picker once, unseen, after the first session is drawn (`_rehearse_picker`)."""
+        self._frames_unseen = False
         self._initial_session_id = session_id
         self._owns_workspace = owns_workspace
         self._show_inspector = show_inspector
@@ -157,6 +167,40 @@ class SessionrefApp(SessionView):
         else:
             self._open_agent(self.workspace.draft_session())
         self.mark_ready()
+        if self.rehearse_picker:
+            self.call_after_refresh(self._rehearse_picker)
+
+    @work(group="picker-rehearsal", exit_on_error=False)
+    async def _rehearse_picker(self) -> None:
+        """Open the picker on what a bare `@` lists, in a frame drawn but not written to the
+        terminal, and close it again: the first `@` the user types then costs what later ones do
+        (see `MentionPopup.rehearse`). Skipped once the user has started typing."""
+        composer = self.query_one(Composer)
+        source = composer.source
+        if source is None or composer.value or composer.popup.display:
+            return
+        candidates = await source.candidates("", AbortSignal())
+        if not candidates or composer.value or composer.popup.display or self._frames_unseen:
+            return
+        self._frames_unseen = True
+        composer.popup.rehearse(candidates)
+        self.set_timer(REHEARSAL_LIMIT, self._end_picker_rehearsal)  # in case no frame sizes the popup
+
+    def _end_picker_rehearsal(self) -> None:
+        if not self._frames_unseen:
+            return
+        self.query_one(Composer).popup.end_rehearsal()
+        self._frames_unseen = False
+        self.screen.refresh()  # the next frame is written whole: the terminal never saw the unseen ones
+
+    def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
+        """Write a frame to the terminal, except those drawn while the picker is rehearsed; the
+        rehearsal ends after the first frame that laid the picker out."""
+        if self._frames_unseen:
+            if renderable is not None and self.query_one(Composer).popup.size:
+                self.call_later(self._end_picker_rehearsal)
+            return
+        super()._display(screen, renderable)
 
     def show_workspace(self) -> None:
         """The workspace is open: the sidebar replaces its placeholder, the composer can send."""

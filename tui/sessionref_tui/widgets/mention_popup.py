@@ -61,6 +61,8 @@ class MentionPopup(Vertical):
         self._status: Text | None = None
         self.query_text = ""
         """The query the rows on screen belong to."""
+        self.rehearsing = False
+        """True while `rehearse` shows the popup in a frame the app does not write to the terminal."""
 
     def compose(self) -> ComposeResult:
         yield CandidateList(id="mention-options")
@@ -85,8 +87,8 @@ class MentionPopup(Vertical):
 
     @property
     def is_open(self) -> bool:
-        """True while the popup is shown."""
-        return self.display
+        """True while the popup is shown to the user (not while it is rehearsed)."""
+        return self.display and not self.rehearsing
 
     @property
     def candidates(self) -> Sequence[Any]:
@@ -107,6 +109,25 @@ class MentionPopup(Vertical):
         if index < len(self._candidates):
             return self._candidates[index]
         return self.said_group.matches[index - len(self._candidates)]
+
+    def rehearse(self, candidates: Sequence[Any]) -> None:
+        """Open on `candidates` for a bare `@` without it being seen, until `end_rehearsal`.
+
+        The first time the popup is shown, Textual sizes its widgets (which asks for a second
+        layout pass right after), and the compositor cuts every line under it at its edges for
+        the first time: a few milliseconds more than any later open, on the keystroke's path.
+        The app calls this once its first session is drawn and does not write the frames drawn
+        meanwhile to the terminal (see `SessionrefApp.rehearse_picker`). While rehearsed, the
+        popup is not `is_open`: keys go to the composer, and a click picks nothing.
+        """
+        self._fill("", candidates)
+        self.rehearsing = True
+
+    def end_rehearsal(self) -> None:
+        """Close the rehearsed popup (its widgets keep their sizes for the first real open)."""
+        if self.rehearsing:
+            self.rehearsing = False
+            self.close()
 
     def open(self) -> None:
         """Show the popup."""
@@ -132,12 +153,15 @@ class MentionPopup(Vertical):
         they are drawn, so the list size does not matter to a keystroke. The
         second group is held until its own answer for `query` arrives.
         """
+        self.rehearsing = False
+        self._fill(query, candidates)
+
+    def _fill(self, query: str, candidates: Sequence[Any]) -> None:
         self._candidates = list(candidates)
         self.query_text = query
         now = self._now_ms()
         self.candidate_list.show_rows([RowFields.of(candidate, now) for candidate in self._candidates], query)
         self.said_group.hold()
-        self.set_class(not self._candidates, "-empty")
         self.remove_class("-loading")
         self._highlight_changed()
         if not self._candidates and not self.said_group.display:
@@ -174,7 +198,6 @@ class MentionPopup(Vertical):
         self.said_group.hold()
         self.preview.reset()
         self.remove_class("-loading")
-        self.add_class("-empty")
         self._set_status(Text(inert(message), style="italic"))
         self.open()
 
@@ -238,6 +261,8 @@ class MentionPopup(Vertical):
     @on(CandidateList.Clicked)
     def _clicked(self, event: CandidateList.Clicked) -> None:
         event.stop()
+        if self.rehearsing:
+            return
         if event.rows is not self.candidate_list and not self.said_group.selectable:
             return  # a held group's blank rows
         if event.rows is self.candidate_list:
