@@ -10,16 +10,22 @@
   (generation 2) garbage collections that ran while typing (each one stalls the event loop).
   Keys come at most every `--key-interval-ms` (120: a fast typist); back to back, the echo would
   mostly measure Textual's 60 fps frame cap. The app freezes its start-up heap (`gc.freeze()`) once the
-  first session is shown, so full collections stay short; the GC row shows any that still ran.
+  first session is shown, so full collections stay short; the GC row shows any that still ran. It
+  also rehearses the picker then, unseen (`SessionrefApp.rehearse_picker`), so the first key
+  measured, the first `@`, costs what later ones do; every `@` still opens the popup (a layout pass).
 * **first paint, in process**: `SessionrefApp` constructed and run headless until its first
   frame is drawn (store already indexed, imports warm).
-* **cold process** (as `sessionref chat` starts): a fresh `python` imports the app, which paints
-  first and opens the store in a thread (`open_store(catch_up=False)`, then `refresh()` in the
-  background). Reported from the process start: first frame drawn, sessions on screen, whole
-  process (it waits for the background catch-up before exiting). Run on the indexed store and
-  on a copy of it without an index (the first-time indexing, with its progress bar).
+* **cold process** (as `sessionref chat` starts): a fresh `python` imports the launcher
+  (`sessionref_tui.launch`), reads the settings and runs the app with launch's `WorkspaceOpener`
+  (no other agents' histories; `OPENAI_*`/`SESSIONREF_*` variables removed). The app paints first;
+  the opener imports the store, workspace and model client and opens the store in a thread
+  (`open_store(catch_up=False)`, then `refresh()` in the background). Reported from the process
+  start: first frame drawn, sessions on screen, whole process (it waits for the background
+  catch-up before exiting). Run on the indexed store and on a copy of it without an index (the
+  first-time indexing, with its progress bar).
 
-Targets: ≤ 16 ms beyond the debounce; first paint ≤ 1 s.
+Targets (issue 12): ≤ 16 ms beyond the debounce at p99, the first `@` included; a cold process's
+first frame ≤ 0.45 s; first paint in process ≤ 1 s.
 
 With `--text-search` the workspace also searches what was said (the picker's second group, issue 10):
 the store's conversation index is built or caught up first (timed), then every keystroke also runs
@@ -455,7 +461,7 @@ def main() -> None:
     print(f"| open the indexed store (ms) | {in_process[0]:.0f} | | | |")
     print(f"| first paint once the store is open, in process (ms) | {in_process[1]:.0f} | | | ≤ 1000 |")
     for label, column, target in (
-        ("first frame painted", 0, "≤ 1000"),
+        ("first frame painted", 0, "≤ 450"),
         ("sessions on screen", 1, ""),
         ("process exit (after the background catch-up)", 2, ""),
     ):
