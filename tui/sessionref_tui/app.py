@@ -34,6 +34,7 @@ from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpene
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
+from sessionref_tui.widgets.mention_popup import MentionPopup
 from sessionref_tui.widgets.queued import QueuedMessages
 from sessionref_tui.widgets.sidebar import Sidebar
 from sessionref_tui.widgets.status_bar import StatusBar
@@ -119,7 +120,8 @@ class SessionrefApp(SessionView):
         super().__init__(workspace, open_workspace, clock=clock)
         self.rehearse_picker = rehearse_picker
         """Open the `@` picker once, unseen, after the first session is drawn (`_rehearse_picker`)."""
-        self._frames_unseen = False
+        self._rehearsed: MentionPopup | None = None
+        """The picker while it is rehearsed: frames drawn meanwhile are not written to the terminal."""
         self._initial_session_id = session_id
         self._owns_workspace = owns_workspace
         self._show_inspector = show_inspector
@@ -180,24 +182,27 @@ class SessionrefApp(SessionView):
         if source is None or composer.value or composer.popup.display:
             return
         candidates = await source.candidates("", AbortSignal())
-        if not candidates or composer.value or composer.popup.display or self._frames_unseen:
+        if not candidates or composer.value or composer.popup.display or self._rehearsed is not None:
             return
-        self._frames_unseen = True
-        composer.popup.rehearse(candidates)
+        if self.screen is not self._main_screen:
+            return  # a modal opened meanwhile: the picker would not be laid out under it
+        self._rehearsed = composer.popup
+        self._rehearsed.rehearse(candidates)
         self.set_timer(REHEARSAL_LIMIT, self._end_picker_rehearsal)  # in case no frame sizes the popup
 
     def _end_picker_rehearsal(self) -> None:
-        if not self._frames_unseen:
+        popup, self._rehearsed = self._rehearsed, None
+        if popup is None:
             return
-        self.query_one(Composer).popup.end_rehearsal()
-        self._frames_unseen = False
+        popup.end_rehearsal()
         self.screen.refresh()  # the next frame is written whole: the terminal never saw the unseen ones
 
     def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
         """Write a frame to the terminal, except those drawn while the picker is rehearsed; the
-        rehearsal ends after the first frame that laid the picker out."""
-        if self._frames_unseen:
-            if renderable is not None and self.query_one(Composer).popup.size:
+        rehearsal ends after the first frame that laid the picker out (or one of another screen)."""
+        popup = self._rehearsed
+        if popup is not None:
+            if renderable is not None and (popup.size or screen is not self._main_screen):
                 self.call_later(self._end_picker_rehearsal)
             return
         super()._display(screen, renderable)
