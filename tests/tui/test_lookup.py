@@ -451,6 +451,55 @@ class TestTwoGroups:
         await jobs.settle()
         assert view.said_kinds() == ["started", "results", "said"]
 
+    async def test_what_was_said_is_asked_only_once_the_title_rows_are_drawn(self) -> None:
+        """The conversation search never competes with drawing the title rows: it starts after them."""
+        titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID), FakeClock()
+        drawn = asyncio.Event()
+        waiting = asyncio.Event()
+
+        async def after_titles() -> None:
+            waiting.set()
+            await drawn.wait()
+
+        view, jobs = RecordingView(), Jobs()
+        lookups = MentionLookupController(
+            titles, view, conversations=said, after_titles=after_titles, spawn=jobs, sleep=clock.sleep
+        )
+        lookups.follow(token("@re"))
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        async with asyncio.timeout(GUARD_SECONDS):
+            await waiting.wait()
+        assert view.said_kinds() == ["started", "results"] and said.calls == []
+        drawn.set()
+        await jobs.settle()
+        assert said.queries == ["re"] and view.said[-1] == ("said", ("re", ["we found the retry flag"]))
+
+    async def test_a_key_typed_before_the_title_rows_are_drawn_never_asks_what_was_said(self) -> None:
+        titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID), FakeClock()
+        drawn = asyncio.Event()
+        waiting = asyncio.Event()
+
+        async def after_titles() -> None:
+            waiting.set()
+            await drawn.wait()
+
+        view, jobs = RecordingView(), Jobs(cancellable=False)
+        lookups = MentionLookupController(
+            titles, view, conversations=said, after_titles=after_titles, spawn=jobs, sleep=clock.sleep
+        )
+        lookups.follow(token("@re"))
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        async with asyncio.timeout(GUARD_SECONDS):
+            await waiting.wait()
+        lookups.follow(token("@dep"))  # the old job cannot be cancelled: it must notice it is stale
+        drawn.set()
+        await clock.until_sleeping()
+        clock.advance(LOOKUP_DEBOUNCE)
+        await jobs.settle()
+        assert said.queries == ["dep"]
+
     async def test_a_new_key_drops_both_groups_of_the_old_one(self) -> None:
         titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID, hold=True), FakeClock()
         lookups, view, jobs = two_groups(titles, said, clock)

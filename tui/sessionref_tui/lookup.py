@@ -20,10 +20,15 @@ Tab, a paste, an accepted candidate) and renders what it is told through a small
   its `AbortSignal` (the service stops reading), and a generation counter drops
   any answer that still arrives for an older key.
 * **Two coordinated lookups for one key.** Given a `conversations` lookup (what was
-  said, the second group), one job asks both at once with the same signal. The title
-  candidates are shown as soon as they arrive and never wait for the second; the
-  second is shown only after the first for the same key (so a new key's group never
-  sits under an older key's titles), and both are dropped together with their key.
+  said, the second group), one job asks both with the same signal: first the titles,
+  shown as soon as they arrive (they never wait for the second), then — once the
+  caller's `after_titles` says the title rows are on screen — what was said. Asking
+  both at once looked faster but was not: the conversation search's thread competed
+  for the interpreter with the title lookup and the frame that draws its rows, and the
+  title rows' p99 grew from 12 to 20 ms (bench_tui.py --text-search); the second group
+  arrives a frame later instead, which nobody sees. The second is shown only after the
+  first for the same key (so a new key's group never sits under an older key's
+  titles), and both are dropped together with their key.
 
 It imports no UI toolkit: the caller supplies `spawn` (how to run the one job:
 a Textual worker, an asyncio task) and `sleep` (tests pass a fake clock).
@@ -73,6 +78,14 @@ was said: a `ConversationSearchResult` in both UIs; the controller only passes i
 
 Sleep = Callable[[float], Awaitable[None]]
 """`sleep(seconds)`: how the controller waits (`asyncio.sleep`; tests pass a fake clock)."""
+
+AfterTitles = Callable[[], Awaitable[None]]
+"""`after_titles()`: returns once the title rows just shown are drawn (the Textual composer waits
+for the next refresh); the second group's search starts then. The default yields once."""
+
+
+async def _yield_once() -> None:
+    await asyncio.sleep(0)
 
 
 class Job(Protocol):
@@ -168,6 +181,7 @@ class MentionLookupController(Generic[Candidate]):
         view: LookupView[Candidate],
         *,
         conversations: ConversationLookup | None = None,
+        after_titles: AfterTitles = _yield_once,
         spawn: Spawn = spawn_task,
         sleep: Sleep = asyncio.sleep,
         debounce: float = LOOKUP_DEBOUNCE,
@@ -175,6 +189,7 @@ class MentionLookupController(Generic[Candidate]):
     ) -> None:
         self._lookup = lookup
         self._conversations = conversations
+        self._after_titles = after_titles
         self._view = view
         self._spawn = spawn
         self._sleep = sleep
@@ -287,12 +302,14 @@ class MentionLookupController(Generic[Candidate]):
         await self._sleep(self._debounce)
         if not self._is_current(ticket):
             return
-        second = None
-        if self._conversations is not None:
-            second = asyncio.ensure_future(self._conversations(ticket.key.query, ticket.signal))
+        second: asyncio.Future[Any] | None = None
         try:
             await self._titles(ticket)
-            if second is not None and self._is_current(ticket):
+            if self._conversations is not None and self._is_current(ticket):
+                await self._after_titles()
+                if not self._is_current(ticket):
+                    return
+                second = asyncio.ensure_future(self._conversations(ticket.key.query, ticket.signal))
                 await self._second_group(ticket, second)
         except asyncio.CancelledError:
             ticket.signal.abort(SUPERSEDED)
@@ -321,7 +338,7 @@ class MentionLookupController(Generic[Candidate]):
             self._view.show_results(ticket.key, tuple(found))
 
     async def _second_group(self, ticket: _Ticket, second: asyncio.Future[Any]) -> None:
-        """Wait for the conversation answer (started with the titles) and show it if still current."""
+        """Wait for the conversation answer (started after the titles) and show it if still current."""
         try:
             found = await second
         except asyncio.CancelledError:

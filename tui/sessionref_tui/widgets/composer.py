@@ -132,6 +132,7 @@ class Composer(Vertical):
             self._candidates,
             PopupLookupView(self),
             conversations=self._conversations,
+            after_titles=self._after_titles_drawn,
             spawn=self._spawn_lookup,
             sleep=lambda delay: self._sleep(delay),  # looked up each time: a test or bench may swap it
         )
@@ -318,6 +319,18 @@ class Composer(Vertical):
         if self.source is None:
             raise LookupError("no session source")
         return await self.source.candidates(query, signal)
+
+    async def _after_titles_drawn(self) -> None:
+        """Return once the screen was refreshed after the title rows were shown: the search of what
+        was said starts then, so its thread never competes with drawing them (`lookup.AfterTitles`)."""
+        drawn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def mark_drawn() -> None:
+            if not drawn.done():
+                drawn.set_result(None)
+
+        self.call_after_refresh(mark_drawn)
+        await drawn
 
     async def _conversations(self, query: str, signal: AbortSignal) -> Any:
         """The second group's answer: None (no group) for a bare `@` or a source without it."""
