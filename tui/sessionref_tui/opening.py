@@ -59,6 +59,8 @@ class OpeningApp(App[None]):
         self._opened = asyncio.Event()
         self._abandon = threading.Event()
         self.open_error: BaseException | None = None
+        self.heap_frozen = asyncio.Event()
+        """Set each time the start-up heap was frozen (after the first session, after the catch-up)."""
 
     @property
     def workspace(self) -> Workspace:
@@ -80,7 +82,7 @@ class OpeningApp(App[None]):
     def mark_ready(self) -> None:
         """Say the workspace is open and its first session is on screen."""
         self._opened.set()
-        self.call_after_refresh(freeze_heap)
+        self.call_after_refresh(self._freeze_heap)
         if bool(getattr(self.workspace.store, "caught_up", True)):
             self.call_after_refresh(self.start_conversation_search)
 
@@ -89,6 +91,10 @@ class OpeningApp(App[None]):
         catch-up: the index follows the store's listing)."""
         if self._workspace is not None and not self._abandon.is_set():
             self._workspace.start_conversation_search()
+
+    def _freeze_heap(self) -> None:
+        freeze_heap()
+        self.heap_frozen.set()
 
     def show_workspace(self) -> None:
         """Show the workspace that was just opened (subclass hook)."""
@@ -168,7 +174,7 @@ class OpeningApp(App[None]):
         self.call_after_refresh(self.start_conversation_search)  # from what the store lists, caught up or not
         if message.error is None:
             self.show_caught_up()
-            self.call_after_refresh(freeze_heap)
+            self.call_after_refresh(self._freeze_heap)
             return
         code = getattr(message.error, "code", None)
         text = getattr(message.error, "message", None) or str(message.error)
