@@ -14,27 +14,35 @@ Per source (modules `claude_code`, `codex`, `gemini`):
   (Claude), `scan.summary(project_cwd(root, path))` (Gemini) or
   `codex.summarize(id, scans, thread_names)` (Codex, with `scan_thread_names(root)`);
 * `read_session(root, ...)`: a `ForeignSession` (summary plus a projectable surface snapshot).
+
+The names and the reader modules load on first use (`sessionref.lazy_exports`): the app marks
+rows with `source_kind_of` before its first frame without loading the three readers.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from sessionref.sources import claude_code, codex, gemini
-from sessionref.sources.foreign import (
-    SOURCE_KINDS,
-    SOURCE_NAMES,
-    ForeignSession,
-    ForeignSourceError,
-    ForeignSourceErrorCode,
-    ForeignSummary,
-    SourceKind,
-    foreign_session_id,
-    parse_foreign_session_id,
-    source_kind_of,
-)
-from sessionref.sources.scan import FileScan
+from sessionref.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from sessionref.sources import claude_code, codex, gemini
+    from sessionref.sources.foreign import (
+        SOURCE_KINDS,
+        SOURCE_NAMES,
+        ForeignSession,
+        ForeignSourceError,
+        ForeignSourceErrorCode,
+        ForeignSummary,
+        SourceKind,
+        foreign_session_id,
+        parse_foreign_session_id,
+        source_kind_of,
+    )
+    from sessionref.sources.scan import FileScan
 
 __all__ = [
     "SOURCE_KINDS",
@@ -54,9 +62,40 @@ __all__ = [
     "source_kind_of",
 ]
 
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "sessionref.sources.foreign": (
+        "SOURCE_KINDS",
+        "SOURCE_NAMES",
+        "ForeignSession",
+        "ForeignSourceError",
+        "ForeignSourceErrorCode",
+        "ForeignSummary",
+        "SourceKind",
+        "foreign_session_id",
+        "parse_foreign_session_id",
+        "source_kind_of",
+    ),
+    "sessionref.sources.scan": ("FileScan",),
+}
+_READERS = ("claude_code", "codex", "gemini")
+
+_names_getattr, _names_dir = lazy_exports(__name__, _PUBLIC, globals())
+
+
+def __getattr__(name: str) -> Any:
+    if name in _READERS:
+        return importlib.import_module(f"{__name__}.{name}")  # the import system binds it here too
+    return _names_getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*_names_dir(), *_READERS})
+
 
 def default_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> dict[SourceKind, Path]:
     """The default root of every source (whether or not it exists)."""
+    from sessionref.sources import claude_code, codex, gemini
+
     return {
         "claude-code": claude_code.default_root(env, home),
         "codex": codex.default_root(env, home),
