@@ -1,6 +1,7 @@
-"""`sessionref chat` paints before it loads the store, the workspace and the model client.
+"""`sessionref chat` paints before it loads the store, the workspace, the model client and the
+other agents' history readers.
 
-`launch` and the app import those layers where they are used (the opening thread, after the
+The CLI, `launch` and the app import those layers where they are used (the opening thread, after the
 first frame); importing them at module level again would put them back on the cold start.
 """
 
@@ -17,6 +18,10 @@ AFTER_THE_FIRST_FRAME = (
     "sessionref.textsearch",
     "sessionref.service.references",
     "sessionref.service.config",
+    "sessionref.sources.claude_code",
+    "sessionref.sources.codex",
+    "sessionref.sources.gemini",
+    "importlib.metadata",
     "pydantic",
     "httpx",
     "sqlite3",
@@ -26,6 +31,7 @@ AFTER_THE_FIRST_FRAME = (
 
 PROBE = """
 import sys
+import sessionref_tui.cli
 import sessionref_tui.launch
 heavy = sys.argv[1:]
 print("\\n".join(sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, Final, NoReturn
 
@@ -111,10 +111,25 @@ DEMO_DESCRIPTION: Final = (
 
 def package_version() -> str:
     """The installed sessionref version (from package metadata), or "unknown" when not installed."""
+    from importlib.metadata import PackageNotFoundError, version  # ~10 ms: only for --version
+
     try:
         return version("sessionref")
     except PackageNotFoundError:
         return "unknown"
+
+
+class VersionAction(argparse.Action):
+    """`--version`: print `sessionref <version>` and exit 0, reading the metadata only then."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        parser._print_message(f"sessionref {package_version()}\n", sys.stdout)
+        parser.exit()
 
 
 class BoundedArgumentParser(argparse.ArgumentParser):
@@ -203,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = BoundedArgumentParser(prog="sessionref", description=DESCRIPTION, epilog=TOP_EPILOG,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"sessionref {package_version()}")
+    parser.add_argument("--version", action=VersionAction, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name: str, help_text: str, *parents: argparse.ArgumentParser,
