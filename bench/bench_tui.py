@@ -15,8 +15,8 @@
   measured, the first `@`, costs what later ones do; every `@` still opens the popup (a layout pass).
 * **first paint, in process**: `SessionrefApp` constructed and run headless until its first
   frame is drawn (store already indexed, imports warm).
-* **cold process** (as `sessionref chat` starts): a fresh `python` imports the launcher
-  (`sessionref_tui.launch`), reads the settings and runs the app with launch's `WorkspaceOpener`
+* **cold process** (as `sessionref chat` starts): a fresh `python` imports the CLI
+  (`sessionref_tui.cli`, the console script's module) and the launcher (`sessionref_tui.launch`), reads the settings and runs the app with launch's `WorkspaceOpener`
   (no other agents' histories; `OPENAI_*`/`SESSIONREF_*` variables removed). The app paints first;
   the opener imports the store, workspace and model client and opens the store in a thread
   (`open_store(catch_up=False)`, then `refresh()` in the background). Reported from the process
@@ -79,7 +79,8 @@ SIZE = (120, 40)
 COLD_START_SCRIPT = """
 import asyncio, sys, time
 from pathlib import Path
-from sessionref_tui.launch import SessionrefApp, WorkspaceOpener  # what `sessionref chat` imports first
+import sessionref_tui.cli  # the console script's module: its parser and commands load first
+from sessionref_tui.launch import SessionrefApp, WorkspaceOpener  # what `sessionref chat` imports next
 from sessionref_tui.widgets.sidebar import Sidebar
 
 marks = {}
