@@ -16,7 +16,8 @@
 * **first paint, in process**: `SessionrefApp` constructed and run headless until its first
   frame is drawn (store already indexed, imports warm).
 * **cold process** (as `sessionref chat` starts): a fresh `python` imports the CLI
-  (`sessionref_tui.cli`, the console script's module) and the launcher (`sessionref_tui.launch`), reads the settings and runs the app with launch's `WorkspaceOpener`
+  (`sessionref_tui.cli`, the console script's module) and the launcher
+  (`sessionref_tui.launch`), reads the settings and runs the app with launch's `WorkspaceOpener`
   (no other agents' histories; `OPENAI_*`/`SESSIONREF_*` variables removed). The app paints first;
   the opener imports the store, workspace and model client and opens the store in a thread
   (`open_store(catch_up=False)`, then `refresh()` in the background). Reported from the process
