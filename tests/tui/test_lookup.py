@@ -8,7 +8,7 @@ has finished (or was cancelled). `GUARD_SECONDS` only turns a hung test into a f
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -412,12 +412,39 @@ class TestLoadingAndFailure:
         assert not lookups.pending and lookups.active == LookupKey(0, "r")
 
 
+class DrawGate:
+    """An `after_titles` the test opens: the title rows count as drawn once `drawn` is set."""
+
+    def __init__(self) -> None:
+        self.drawn = asyncio.Event()
+        self._waiting = asyncio.Event()
+
+    async def __call__(self) -> None:
+        self._waiting.set()
+        await self.drawn.wait()
+
+    async def until_waiting(self) -> None:
+        async with asyncio.timeout(GUARD_SECONDS):
+            await self._waiting.wait()
+
+
+async def _drawn_at_once() -> None:
+    return None
+
+
 def two_groups(
-    titles: FakeLookup, said: FakeLookup, clock: FakeClock, jobs: Jobs | None = None
+    titles: FakeLookup,
+    said: FakeLookup,
+    clock: FakeClock,
+    jobs: Jobs | None = None,
+    *,
+    after_titles: Callable[[], Awaitable[None]] = _drawn_at_once,
 ) -> tuple[MentionLookupController[str], RecordingView, Jobs]:
     view = RecordingView()
     jobs = jobs or Jobs()
-    lookups = MentionLookupController(titles, view, conversations=said, spawn=jobs, sleep=clock.sleep)
+    lookups = MentionLookupController(
+        titles, view, conversations=said, after_titles=after_titles, spawn=jobs, sleep=clock.sleep
+    )
     return lookups, view, jobs
 
 
@@ -453,48 +480,28 @@ class TestTwoGroups:
 
     async def test_what_was_said_is_asked_only_once_the_title_rows_are_drawn(self) -> None:
         """The conversation search never competes with drawing the title rows: it starts after them."""
+        gate = DrawGate()
         titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID), FakeClock()
-        drawn = asyncio.Event()
-        waiting = asyncio.Event()
-
-        async def after_titles() -> None:
-            waiting.set()
-            await drawn.wait()
-
-        view, jobs = RecordingView(), Jobs()
-        lookups = MentionLookupController(
-            titles, view, conversations=said, after_titles=after_titles, spawn=jobs, sleep=clock.sleep
-        )
+        lookups, view, jobs = two_groups(titles, said, clock, after_titles=gate)
         lookups.follow(token("@re"))
         await clock.until_sleeping()
         clock.advance(LOOKUP_DEBOUNCE)
-        async with asyncio.timeout(GUARD_SECONDS):
-            await waiting.wait()
+        await gate.until_waiting()
         assert view.said_kinds() == ["started", "results"] and said.calls == []
-        drawn.set()
+        gate.drawn.set()
         await jobs.settle()
         assert said.queries == ["re"] and view.said[-1] == ("said", ("re", ["we found the retry flag"]))
 
     async def test_a_key_typed_before_the_title_rows_are_drawn_never_asks_what_was_said(self) -> None:
+        gate = DrawGate()
         titles, said, clock = FakeLookup(NAMES), FakeLookup(SAID), FakeClock()
-        drawn = asyncio.Event()
-        waiting = asyncio.Event()
-
-        async def after_titles() -> None:
-            waiting.set()
-            await drawn.wait()
-
-        view, jobs = RecordingView(), Jobs(cancellable=False)
-        lookups = MentionLookupController(
-            titles, view, conversations=said, after_titles=after_titles, spawn=jobs, sleep=clock.sleep
-        )
+        lookups, _view, jobs = two_groups(titles, said, clock, Jobs(cancellable=False), after_titles=gate)
         lookups.follow(token("@re"))
         await clock.until_sleeping()
         clock.advance(LOOKUP_DEBOUNCE)
-        async with asyncio.timeout(GUARD_SECONDS):
-            await waiting.wait()
+        await gate.until_waiting()
         lookups.follow(token("@dep"))  # the old job cannot be cancelled: it must notice it is stale
-        drawn.set()
+        gate.drawn.set()
         await clock.until_sleeping()
         clock.advance(LOOKUP_DEBOUNCE)
         await jobs.settle()
