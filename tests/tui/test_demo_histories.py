@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from sessionref.contract.projection import project_session_conversation
 from sessionref.store import open_store
 from sessionref.store.foreign_state import ForeignRoot
+from sessionref.textsearch.store_index import StoreConversationIndex
 from sessionref_tui.demo_histories import seed_demo_histories
 
 NOW_MS = 1_800_000_000_000
@@ -35,4 +37,31 @@ def test_every_demo_history_is_a_clean_session_with_its_title(tmp_path: Path) ->
                 assert left_out not in texts
         assert all(record.last_activity <= NOW_MS for record in records)
     finally:
+        store.close()
+
+
+def test_what_other_agents_said_is_searchable_and_their_tools_and_thinking_are_not(tmp_path: Path) -> None:
+    """Issue 10 covers issue 11's sources: the conversation index reads them through the store."""
+    homes = seed_demo_histories(tmp_path / "agents", HERE, now_ms=NOW_MS)
+    sources = [ForeignRoot.of(kind, root) for kind, root in homes.items()]
+    store = open_store(tmp_path / "store", sources=sources)
+    index = StoreConversationIndex(store, live_delay=60)
+    try:
+        report = index.catch_up_now()
+        assert report.skipped == [] and report.fed == 4
+
+        def found(text: str) -> list[tuple[str, str, bool]]:
+            hits = index.search_conversations(
+                text, limit=20, exclude_session_id=None, cwd=HERE, cancel=threading.Event()
+            ).hits
+            return [(hit.session_id.split(":")[0], hit.role, hit.checkpoint) for hit in hits]
+
+        assert found("HMAC") == [("claude-code", "user", True)]  # the compaction summary (a checkpoint)
+        assert found("keyset pagination") == [("codex", "assistant", False)]
+        assert found("residency") == [("gemini", "assistant", False)]
+        # Tool output, Claude's thinking, Gemini's thought, Codex's injected scaffolding:
+        for never in ("setup-python", "workflow file first", "doc structure", "environment_context"):
+            assert found(never) == [], never
+    finally:
+        index.close()
         store.close()
