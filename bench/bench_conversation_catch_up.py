@@ -33,7 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_text_search import Timer, grow, index_size, load_or_build, make_queries, percentile, table
+from bench_report import markdown_table, percentile
+from bench_text_search import Timer, grow, index_size, load_or_build, make_queries
 from sessionref.service.references import SessionReferences
 from sessionref.store import open_store
 from sessionref.textsearch.store_index import StoreConversationIndex, text_index_path
@@ -130,7 +131,7 @@ def main() -> None:
         conversations.close()
         store.close()
     print(
-        table(
+        markdown_table(
             [
                 {
                     "sessions": f"{len(corpus.paths):,}",
@@ -148,7 +149,7 @@ def main() -> None:
         + "\n"
     )
     print(
-        table(
+        markdown_table(
             [
                 {
                     "measure": "`sessionref search function --limit 5`, a fresh process (s)",

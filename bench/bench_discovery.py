@@ -33,6 +33,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_report import markdown_table, percentile
 from sessionref.service.candidates import matches_needle, workspace_rank
 from sessionref.service.references import SessionReferences
 from sessionref.store.layout import encode_session_segment, project_key
@@ -178,12 +179,6 @@ def keystrokes() -> list[str]:
     return [query[:length] for query in QUERIES for length in range(13) if length <= len(query)]
 
 
-def percentile(samples: list[float], fraction: float) -> float:
-    """The `fraction` quantile of `samples` (nearest rank)."""
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 async def time_fast(store: SessionStore, agent: Agent) -> tuple[list[float], list[float]]:
     """Wall-clock and CPU milliseconds per keystroke through the reference service (store fast path).
 
@@ -314,11 +309,7 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    headers = list(rows[0])
-    print("| " + " | ".join(headers) + " |")
-    print("|" + "---|" * len(headers))
-    for row in rows:
-        print("| " + " | ".join(row[h] for h in headers) + " |")
+    print(markdown_table(rows))
     print(
         f"\n{len(keystrokes())} keystrokes × 3 rounds per size via SessionReferences(store).list_candidates "
         f"(store.search_candidates fast path), limit 50, queries typed one character at a time: {QUERIES}"

@@ -36,6 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_report import percentile
 from bench_sources import claude_session, codex_session, gemini_session
 from sessionref.service.references import SessionReferences
 from sessionref.store import open_store
@@ -49,11 +50,6 @@ KINDS = ("claude-code", "codex", "gemini")
 def keystrokes() -> list[str]:
     """Every prefix (length 0..12) of every query."""
     return [query[:length] for query in QUERIES for length in range(13) if length <= len(query)]
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def tree_size(root: Path) -> tuple[int, int]:

@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_discovery import build_root
+from bench_report import markdown_table
 from sessionref.host.workspace import Workspace
 from sessionref.models.demo import DemoModel
 from sessionref.store import open_store
@@ -170,11 +171,7 @@ def main() -> None:
         asyncio.run(measure_idle(IDLE_SECONDS)),
     ]
     load = os.getloadavg()
-    headers = list(rows[0])
-    print("| " + " | ".join(headers) + " |")
-    print("|" + "---|" * len(headers))
-    for row in rows:
-        print("| " + " | ".join(row[h] for h in headers) + " |")
+    print(markdown_table(rows))
     print(
         f"\n{args.label + ': ' if args.label else ''}{args.sessions:,} sessions; ticker every "
         f"{TICK_SECONDS * 1000:g} ms; load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} "

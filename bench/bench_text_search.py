@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_report import markdown_table, percentile
 from sessionref.store.fold import fold_surface
 from sessionref.store.logfile import parse_log, read_log_bytes
 from sessionref.store.store import open_store
@@ -66,12 +67,6 @@ class Corpus:
     cwds: list[str]
     log_bytes: int
     written_s: float
-
-
-def percentile(samples: Sequence[float], fraction: float) -> float:
-    """The `fraction` quantile of `samples` (nearest rank)."""
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
 def load_or_build(root: Path, sessions: int) -> Corpus:
@@ -408,7 +403,7 @@ def latency_rows(latency: Latency) -> list[dict[str, str]]:
 
 def report_latency(latency: Latency, report: Callable[[str], None]) -> None:
     """The latency table, the slowest keystrokes and the full collections seen while typing."""
-    report(table(latency_rows(latency)))
+    report(markdown_table(latency_rows(latency)))
     worst = sorted(latency.samples, key=lambda sample: sample.wall_ms)[-10:]
     report("slowest keystrokes: " + ", ".join(f"{s.text!r} {s.wall_ms:.1f} ms" for s in reversed(worst)))
     pauses = latency.gc_pauses
@@ -416,14 +411,6 @@ def report_latency(latency: Latency, report: Callable[[str], None]) -> None:
         f"full garbage collections while typing: {len(pauses)}"
         + (f" (max {max(pauses):.1f} ms)" if pauses else "")
     )
-
-
-def table(rows: Sequence[dict[str, str]]) -> str:
-    """A markdown table of `rows` (the keys of the first row are the headers)."""
-    headers = list(rows[0])
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(row[header] for header in headers) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace, root: Path, report: Callable[[str], None]) -> None:
@@ -488,7 +475,7 @@ def run(args: argparse.Namespace, root: Path, report: Callable[[str], None]) -> 
             "catch-up rows (in / out)": f"{catch.inserted:,} / {catch.deleted:,}",
         }
     ]
-    report(table(build_rows))
+    report(markdown_table(build_rows))
     if skipped:
         report(f"unreadable logs skipped: {len(skipped)}")
     queries = make_queries(

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_discovery import build_root
+from bench_report import percentile
 from sessionref.host.workspace import Workspace
 from sessionref.models import DemoModel
 from sessionref.store import open_store
@@ -109,12 +110,6 @@ finally:
     opener.close()
 print(marks["painted"], marks["ready"])
 """
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    """Nearest-rank quantile."""
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 @dataclass
