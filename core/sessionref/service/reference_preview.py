@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sessionref.contract.reference_budget import RetainedReference
-from sessionref.service.protocols import SurfaceSnapshot
 
 PREVIEW_LINE_CHARS = 120
 """The longest first/last line excerpt a preview carries (longer ones end with an ellipsis)."""
@@ -42,18 +41,16 @@ def _short_line(text: str, *, last: bool) -> str:
     return line
 
 
-
-
 def reference_preview(
-    session_id: str, label: str, snapshot: SurfaceSnapshot, retained: RetainedReference, budget: int
+    session_id: str, label: str, retained: RetainedReference, budget: int
 ) -> ReferencePreview:
-    """The preview of `snapshot` retained as `retained` under `budget` bytes."""
+    """The preview of a session retained as `retained` under `budget` bytes."""
     conversation = retained.data["conversation"]
     stats = retained.stats
     return ReferencePreview(
         session_id=session_id,
         label=label,
-        captured_through_seq=snapshot.get("capturedThroughSeq"),
+        captured_through_seq=retained.data["capturedThroughSeq"],
         budget_bytes=budget,
         message_count=stats.original_messages,
         retained_messages=stats.retained_messages,

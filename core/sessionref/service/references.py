@@ -324,4 +324,4 @@ class SessionReferences:
         raise_if_aborted(signal)
         shown = label_of(reference)
         retained = await asyncio.to_thread(self._retain, snapshot, shown, budget)
-        return reference_preview(reference.session_id, shown, snapshot, retained, budget)
+        return reference_preview(reference.session_id, shown, retained, budget)
