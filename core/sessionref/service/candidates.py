@@ -101,12 +101,13 @@ def _candidate(record: SessionRecord, label: str, target_cwd: str | None) -> Can
     return Candidate(record.id, label, record.cwd, record.created_at, same, record.updated_at)
 
 
-async def _titles(
-    query: SessionQuery, records: Sequence[SessionRecord], signal: AbortSignal | None
+async def read_titles(
+    query: SessionQuery, session_ids: Sequence[str], signal: AbortSignal | None
 ) -> Mapping[str, str | None]:
-    if not records:
+    """The titles of `session_ids` from the backend's index, raced against `signal`; no call for none."""
+    if not session_ids:
         return {}
-    return await race(query.read_titles([record.id for record in records]), signal)
+    return await race(query.read_titles(session_ids), signal)
 
 
 async def find_candidates(
@@ -139,12 +140,12 @@ async def find_candidates(
     )
     if not needle:
         chosen = ranked[:limit]
-        titles = await _titles(query, chosen, signal)
+        titles = await read_titles(query, [record.id for record in chosen], signal)
         return [
             _candidate(record, label_from_title(record.id, titles.get(record.id)), agent_cwd)
             for record in chosen
         ]
-    titles = await _titles(query, ranked, signal)
+    titles = await read_titles(query, [record.id for record in ranked], signal)
     matching: list[Candidate] = []
     for record in ranked:
         label = label_from_title(record.id, titles.get(record.id))

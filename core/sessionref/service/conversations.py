@@ -21,7 +21,7 @@ from sessionref.contract.projection import project_conversation_columns
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.service.abort import AbortSignal
 from sessionref.service.cancellation import race, raise_if_aborted
-from sessionref.service.candidates import label_from_title
+from sessionref.service.candidates import label_from_title, read_titles
 from sessionref.service.protocols import (
     ConversationHits,
     ConversationQuery,
@@ -179,7 +179,7 @@ async def find_conversations(
             signal,
         )
         hits = [hit for hit in found.hits if hit.session_id != agent_id]
-        titles = await race(query.read_titles([hit.session_id for hit in hits]), signal) if hits else {}
+        titles = await read_titles(query, [hit.session_id for hit in hits], signal)
         finished = True
     finally:
         if not finished:
