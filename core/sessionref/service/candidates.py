@@ -75,9 +75,14 @@ def checked_candidate_limit(limit: object) -> int:
     return number
 
 
+def is_same_workspace(cwd: str | None, target_cwd: str | None) -> bool:
+    """Whether a session's `cwd` is the agent's `target_cwd` (both known and equal)."""
+    return cwd is not None and target_cwd is not None and cwd == target_cwd
+
+
 def workspace_rank(cwd: str | None, target_cwd: str | None) -> int:
     """0 for the agent's own cwd, 1 for a session without cwd, 2 for any other cwd."""
-    if cwd is not None and target_cwd is not None and cwd == target_cwd:
+    if is_same_workspace(cwd, target_cwd):
         return 0
     if cwd is None:
         return 1
@@ -97,7 +102,7 @@ def matches_needle(needle: str, session_id: str, cwd: str | None, label: str) ->
 
 
 def _candidate(record: SessionRecord, label: str, target_cwd: str | None) -> Candidate:
-    same = record.cwd is not None and target_cwd is not None and record.cwd == target_cwd
+    same = is_same_workspace(record.cwd, target_cwd)
     return Candidate(record.id, label, record.cwd, record.created_at, same, record.updated_at)
 
 
