@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,13 @@ def test_the_cases_file_has_service_cases() -> None:
     assert {case["fn"] for case in CASES} == set(SERVICE_FNS)
 
 
+async def _fails_as_the_case_says(call: Awaitable[Any], case: dict[str, Any]) -> None:
+    """Await `call`: it must raise the case's `SessionReferenceError` code and message."""
+    with pytest.raises(SessionReferenceError) as raised:
+        await call
+    assert (raised.value.code, raised.value.message) == (case["error"], case["message"])
+
+
 def _without_ids(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "id"}
 
@@ -59,9 +67,7 @@ async def test_prepare_case(case: dict[str, Any]) -> None:
     service = SessionReferences(FakeSessions(snapshots=given["snapshots"]), given["config"], profile="rc8")
     call = service.prepare(Agent(given["agentId"]), given["content"], given["references"])
     if "error" in case:
-        with pytest.raises(SessionReferenceError) as raised:
-            await call
-        assert (raised.value.code, raised.value.message) == (case["error"], case["message"])
+        await _fails_as_the_case_says(call, case)
         return
     result = await call
     assert result.content == case["out"]["content"]
@@ -86,9 +92,7 @@ async def test_list_candidates_case(case: dict[str, Any]) -> None:
     agent = Agent(given["agent"]["id"], given["agent"].get("cwd"))
     call = service.list_candidates(agent, given["query"], given["limit"])
     if "error" in case:
-        with pytest.raises(SessionReferenceError) as raised:
-            await call
-        assert (raised.value.code, raised.value.message) == (case["error"], case["message"])
+        await _fails_as_the_case_says(call, case)
         return
     candidates = await call
     assert [candidate.to_json("rc8") for candidate in candidates] == case["out"]
@@ -111,9 +115,7 @@ async def test_pre_step_case(case: dict[str, Any]) -> None:
     decision = given["downstreamDecision"]
     call = prepare_direct_messages(service, Agent(given["agentId"]), decision["messages"], placement="after")
     if "error" in case:
-        with pytest.raises(SessionReferenceError) as raised:
-            await call
-        assert (raised.value.code, raised.value.message) == (case["error"], case["message"])
+        await _fails_as_the_case_says(call, case)
         return
     messages = await call
     shown = [
