@@ -51,6 +51,7 @@ __all__ = [
     "assistant_event",
     "build_snapshot",
     "checkpoint_event",
+    "foreign_session_header",
     "foreign_session_id",
     "parse_foreign_session_id",
     "source_kind_of",
@@ -254,14 +255,20 @@ def build_snapshot(summary: ForeignSummary, events: list[SurfaceEvent]) -> Surfa
     The header is DSH-shaped (`type`, `version`, `id`, `createdAt`, `cwd` only when known,
     `delegationDepth` 0); `capturedThroughSeq` is the highest event seq, or None without events.
     """
+    header = foreign_session_header(summary.session_id, summary.created_at, summary.cwd)
+    through = max((event["seq"] for event in events), default=None)
+    return {"session": header, "capturedThroughSeq": through, "events": events}
+
+
+def foreign_session_header(session_id: str, created_at: int, cwd: str | None) -> SessionHeader:
+    """The DSH-shaped header of a foreign session: `cwd` only when known, `delegationDepth` 0."""
     header: SessionHeader = {
         "type": "session",
         "version": HEADER_FORMAT_VERSION,
-        "id": summary.session_id,
-        "createdAt": summary.created_at,
+        "id": session_id,
+        "createdAt": created_at,
     }
-    if summary.cwd is not None:
-        header["cwd"] = summary.cwd
+    if cwd is not None:
+        header["cwd"] = cwd
     header["delegationDepth"] = 0
-    through = max((event["seq"] for event in events), default=None)
-    return {"session": header, "capturedThroughSeq": through, "events": events}
+    return header

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from sessionref.contract.events import SessionHeader
 from sessionref.sources import ForeignSession, ForeignSourceError, ForeignSourceErrorCode
-from sessionref.sources.foreign import HEADER_FORMAT_VERSION
+from sessionref.sources.foreign import foreign_session_header
 from sessionref.store.access import NEXT_STEP, SurfaceReport
 from sessionref.store.errors import STORE_READ_ONLY, StoreError, shown_id
 from sessionref.store.foreign_catalog import read_entry
@@ -46,16 +45,7 @@ def foreign_refusal(entry: ForeignEntry) -> StoreError:
 
 def foreign_header(entry: ForeignEntry) -> dict[str, object]:
     """The DSH-shaped header of a foreign session, from the index (the reader builds the same one)."""
-    header: SessionHeader = {
-        "type": "session",
-        "version": HEADER_FORMAT_VERSION,
-        "id": entry.session_id,
-        "createdAt": entry.created_at,
-    }
-    if entry.cwd is not None:
-        header["cwd"] = entry.cwd
-    header["delegationDepth"] = 0
-    return dict(header)
+    return dict(foreign_session_header(entry.session_id, entry.created_at, entry.cwd))
 
 
 def read_foreign(entry: ForeignEntry) -> ForeignSession:
