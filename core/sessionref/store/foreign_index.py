@@ -18,13 +18,15 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 from sessionref.contract.options import MAX_SAFE_INTEGER
 from sessionref.sources import SOURCE_KINDS
 from sessionref.sources.foreign import is_valid_native_id
 from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot, inside_root
+
+T = TypeVar("T")
 
 log = logging.getLogger("sessionref.store")
 
@@ -106,6 +108,27 @@ def entry_of(row: Sequence[Any], sources: Mapping[str, ForeignRoot]) -> ForeignE
     )
 
 
+def _usable(
+    rows: Iterable[Sequence[Any]],
+    sources: Mapping[str, ForeignRoot],
+    parse: Callable[[Sequence[Any], Mapping[str, ForeignRoot]], T | None],
+) -> tuple[list[T], int]:
+    """The rows of `sources` (by their kind and root columns) that `parse` accepts, and how many it refused.
+
+    Rows of other sources or roots are skipped, not counted: they are kept for when those are read again.
+    """
+    items: list[T] = []
+    refused = 0
+    for row in rows:
+        if row[1] in sources and row[2] == sources[row[1]].root:
+            item = parse(row, sources)
+            if item is None:
+                refused += 1
+            else:
+                items.append(item)
+    return items, refused
+
+
 def _file_row(item: ForeignFile) -> tuple[object, ...]:
     return (item.path, item.kind, item.root, item.session_id, item.size, item.mtime_ns, item.scan)
 
@@ -157,23 +180,13 @@ class ForeignTables:
         by_kind: dict[str, ForeignRoot] = {source.kind: source for source in sources}
         if not by_kind:
             return {}, {}
-        files: dict[str, ForeignFile] = {}
-        entries: dict[str, ForeignEntry] = {}
-        unusable = 0
-        for row in self._rows(f"SELECT {_FILE_COLUMNS} FROM foreign_files"):
-            if row[1] in by_kind and row[2] == by_kind[row[1]].root:
-                item = file_of(row, by_kind)
-                if item is None:
-                    unusable += 1
-                else:
-                    files[item.path] = item
-        for row in self._rows(f"SELECT {_SESSION_COLUMNS} FROM foreign_sessions"):
-            if row[1] in by_kind and row[2] == by_kind[row[1]].root:
-                entry = entry_of(row, by_kind)
-                if entry is None:
-                    unusable += 1
-                else:
-                    entries[entry.session_id] = entry
+        file_rows = self._rows(f"SELECT {_FILE_COLUMNS} FROM foreign_files")
+        entry_rows = self._rows(f"SELECT {_SESSION_COLUMNS} FROM foreign_sessions")
+        file_items, bad_files = _usable(file_rows, by_kind, file_of)
+        entry_items, bad_entries = _usable(entry_rows, by_kind, entry_of)
+        files = {item.path: item for item in file_items}
+        entries = {entry.session_id: entry for entry in entry_items}
+        unusable = bad_files + bad_entries
         if unusable:
             log.warning("ignoring %d unusable rows of other agents' sessions in the index", unusable)
         return files, entries
