@@ -221,13 +221,16 @@ class Folder:
             raise
         return _regular(fd, where)
 
+    def _lstat(self, name: str) -> os.stat_result:
+        """The status of `name` in this folder, not following a link."""
+        if self._fd is not None:
+            return os.stat(name, dir_fd=self._fd, follow_symlinks=False)
+        return os.lstat(os.path.join(self.path, name))
+
     def exists(self, name: str) -> bool:
         """Whether `name` is a regular file (not a link) in this folder."""
         try:
-            if self._fd is not None:
-                status = os.stat(name, dir_fd=self._fd, follow_symlinks=False)
-            else:
-                status = os.lstat(os.path.join(self.path, name))
+            status = self._lstat(name)
         except OSError:
             return False
         return stat.S_ISREG(status.st_mode)
@@ -235,10 +238,7 @@ class Folder:
     def inode(self, name: str) -> tuple[int, int] | None:
         """(device, inode) of `name` in this folder without following a link; None if it is gone."""
         try:
-            if self._fd is not None:
-                status = os.stat(name, dir_fd=self._fd, follow_symlinks=False)
-            else:
-                status = os.lstat(os.path.join(self.path, name))
+            status = self._lstat(name)
         except FileNotFoundError:
             return None
         return status.st_dev, status.st_ino
