@@ -205,6 +205,19 @@ def _section(table: Mapping[str, Any], name: str, path: Path) -> Mapping[str, An
     return section
 
 
+def _parsed_section(
+    table: Mapping[str, Any], name: str, parsers: Mapping[str, Callable[[object], object]], path: Path
+) -> dict[str, Any]:
+    """The keys of section `name`, each through its parser; a key without one is SETTINGS_INVALID."""
+    values: dict[str, Any] = {}
+    for key, value in _section(table, name, path).items():
+        parser = parsers.get(key)
+        if parser is None:
+            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [{name}] {shown_value(key)}")
+        values[key] = _parse(parser, value, f"{path}: [{name}] {key}")
+    return values
+
+
 def _file_layer(
     table: Mapping[str, Any], path: Path
 ) -> tuple[dict[str, Any], Placement | None, dict[str, Any]]:
@@ -214,12 +227,7 @@ def _file_layer(
             known = ", ".join(f"[{section}]" for section in _SECTIONS)
             shown = shown_value(name)
             raise SettingsError(SETTINGS_INVALID, f"{path}: unknown section or key {shown} (known: {known})")
-    model: dict[str, Any] = {}
-    for key, value in _section(table, "model", path).items():
-        parser = _MODEL_KEYS.get(key)
-        if parser is None:
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [model] {shown_value(key)}")
-        model[key] = _parse(parser, value, f"{path}: [model] {key}")
+    model = _parsed_section(table, "model", _MODEL_KEYS, path)
     placement: Placement | None = None
     for key, value in _section(table, "delivery", path).items():
         if key != "placement":
@@ -236,12 +244,7 @@ def _file_layer(
 
 def _store_layer(table: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> StoreSettings:
     """[store] values from the config table, then environment variables (empty ones count as unset)."""
-    values: dict[str, Any] = {}
-    for key, value in _section(table, "store", path).items():
-        parser = _STORE_KEYS.get(key)
-        if parser is None:
-            raise SettingsError(SETTINGS_INVALID, f"{path}: unknown key [store] {key!r}")
-        values[key] = _parse(parser, value, f"{path}: [store] {key}")
+    values = _parsed_section(table, "store", _STORE_KEYS, path)
     for variable, key in _STORE_ENV_KEYS.items():
         value = env.get(variable)
         if value is not None and value.strip():
