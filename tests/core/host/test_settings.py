@@ -264,6 +264,7 @@ def test_a_valid_context_window_at_the_bound_is_kept(tmp_path: Path) -> None:
             id="fraction-huge",
         ),
         pytest.param("[model]\n" + "k" * 1_000_000 + " = 1\n", "unknown key [model]", id="1MB-key"),
+        pytest.param("[store]\n" + "k" * 1_000_000 + " = 1\n", "unknown key [store]", id="1MB-store-key"),
         pytest.param("[" + "s" * 1_000_000 + "]\n", "unknown section or key", id="1MB-section"),
     ],
 )
