@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -306,8 +307,7 @@ async def test_read_only_dsh_session_refuses_submit_before_preparing(
     log = root / project_key(CWD) / encode_session_segment("dsh-1") / "session.jsonl.zstd"
     log.parent.mkdir(parents=True)
     log.write_bytes(zstandard.ZstdCompressor().compress((json.dumps(header) + "\n").encode()))
-    store = open_store(root)
-    try:
+    with closing(open_store(root)) as store:
         ws = Workspace(store, model, cwd=CWD)
         agent = ws.agent("dsh-1")
         with pytest.raises(AgentError) as caught:
@@ -315,8 +315,6 @@ async def test_read_only_dsh_session_refuses_submit_before_preparing(
         assert caught.value.code == "AGENT_READ_ONLY"
         assert agent.status == "idle"
         assert store.read_log("dsh-1")[1] == []
-    finally:
-        store.close()
 
 
 async def test_demo_model_answers_with_what_the_snapshot_carried(store: SessionStore) -> None:

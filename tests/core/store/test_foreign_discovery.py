@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -41,8 +42,7 @@ async def ids(store: object) -> list[str]:
 async def test_sessions_of_every_source_are_listed_beside_the_stores_own(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
     write_log(tmp_path / "store", "--w--/own", header("own", cwd="/home/ana/shop"), [])
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         listed = await ids(store)
         assert len(listed) == FIXTURE_SESSIONS + 1
         assert {CART, BLOG, SPLIT, TRIAGE, CI, "own"} <= set(listed)
@@ -51,14 +51,11 @@ async def test_sessions_of_every_source_are_listed_beside_the_stores_own(tmp_pat
         assert store.record(SPLIT).cwd == "/home/ana/db"
         assert store.source_of(CART) is not None and store.source_of(CART).kind == "claude-code"  # type: ignore[union-attr]
         assert store.source_of("own") is None
-    finally:
-        store.close()
 
 
 async def test_ranking_puts_the_same_folder_first_whatever_the_source(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         found = await store.search_candidates(exclude_id="", target_cwd="/home/ana/shop", needle="", limit=50)
         cwds = [record.cwd for record, _ in found]
         same = [cwd for cwd in cwds if cwd == "/home/ana/shop"]
@@ -68,8 +65,6 @@ async def test_ranking_puts_the_same_folder_first_whatever_the_source(tmp_path: 
         labels = [label for _, label in await store.search_candidates(
             exclude_id="", target_cwd=None, needle="release", limit=5)]
         assert labels == ["Write release notes for v2"]
-    finally:
-        store.close()
 
 
 async def test_first_open_reports_progress_over_every_history_file(tmp_path: Path) -> None:
@@ -88,8 +83,7 @@ async def test_first_open_reports_progress_over_every_history_file(tmp_path: Pat
 
 async def test_a_new_file_a_grown_one_and_a_removed_one_are_caught_up(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots, catch_up=False)
-    try:
+    with closing(open_with(tmp_path, roots, catch_up=False)) as store:
         claude = roots["claude-code"]
         added = write_claude_session(
             claude, "-home-ana-new", "0d0d0d0d-0000-4000-8000-000000000001", "Brand new question",
@@ -117,8 +111,6 @@ async def test_a_new_file_a_grown_one_and_a_removed_one_are_caught_up(tmp_path: 
         added.unlink()
         store.refresh()
         assert "claude-code:0d0d0d0d-0000-4000-8000-000000000001" not in await ids(store)
-    finally:
-        store.close()
 
 
 async def test_a_rewritten_file_is_scanned_again_from_its_start(tmp_path: Path) -> None:
@@ -135,19 +127,15 @@ async def test_a_rewritten_file_is_scanned_again_from_its_start(tmp_path: Path) 
         "2026-05-02T10:00:00.000Z", "/p",
     )  # fmt: skip
     os.utime(path, ns=(1, 1))
-    reopened = open_with(tmp_path, roots, "claude-code")
-    try:
+    with closing(open_with(tmp_path, roots, "claude-code")) as reopened:
         assert reopened.title("claude-code:0e0e0e0e-0000-4000-8000-000000000001") == (
             "Rewritten question, longer than before"
         )
-    finally:
-        reopened.close()
 
 
 async def test_codex_split_files_and_renames_are_one_session_caught_up(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots, "codex")
-    try:
+    with closing(open_with(tmp_path, roots, "codex")) as store:
         assert len(store.read_log_report(SPLIT).events) > 0
         before = store.record(SPLIT).last_activity
         day = roots["codex"] / "sessions" / "2026" / "03" / "09"
@@ -172,40 +160,31 @@ async def test_codex_split_files_and_renames_are_one_session_caught_up(tmp_path:
             for block in event["data"].get("content", [])
         ]
         assert texts[-1] == "A third file continues it."
-    finally:
-        store.close()
 
 
 async def test_a_source_switched_off_hides_its_sessions_and_on_again_needs_no_rescan(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
     open_with(tmp_path, roots).close()
-    without = open_store(tmp_path / "store", sources=sources_of(roots, "codex"))
-    try:
+    with closing(open_store(tmp_path / "store", sources=sources_of(roots, "codex"))) as without:
         assert all(session_id.startswith("codex:") for session_id in await ids(without))
         with pytest.raises(StoreError) as raised:
             without.record(CART)
         assert raised.value.code == "STORE_SESSION_NOT_FOUND"
-    finally:
-        without.close()
     reports: list[tuple[int, int]] = []
-    again = open_with(tmp_path, roots, progress=lambda done, total: reports.append((done, total)))
-    try:
+    with closing(
+        open_with(tmp_path, roots, progress=lambda done, total: reports.append((done, total)))
+    ) as again:
         assert len(await ids(again)) == FIXTURE_SESSIONS
         assert reports == []  # the rows of the switched-off sources were kept
-    finally:
-        again.close()
 
 
 async def test_a_root_that_disappears_takes_its_sessions_with_it(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         shutil.rmtree(roots["gemini"])
         store.refresh()
         assert not [session_id for session_id in await ids(store) if session_id.startswith("gemini:")]
         assert len(await ids(store)) == FIXTURE_SESSIONS - 4
-    finally:
-        store.close()
     index = sqlite3.connect(tmp_path / "store" / INDEX_FILE_NAME)
     assert index.execute("SELECT count(*) FROM foreign_sessions WHERE kind = 'gemini'").fetchone()[0] == 0
     index.close()
@@ -214,16 +193,13 @@ async def test_a_root_that_disappears_takes_its_sessions_with_it(tmp_path: Path)
 async def test_nothing_in_a_source_folder_is_ever_written(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
     before = {kind: tree_state(root) for kind, root in roots.items()}
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         for record in await store.list_sessions():
             await store.read_surface_report(record.id)
             store.read_log_report(record.id)
         store.refresh()
         with pytest.raises(StoreError):
             store.append(CART, [{"type": "user/message", "data": {}}])
-    finally:
-        store.close()
     assert {kind: tree_state(root) for kind, root in roots.items()} == before
 
 
@@ -237,11 +213,8 @@ async def test_a_symlink_out_of_a_source_root_is_not_followed(tmp_path: Path) ->
     project.mkdir()
     (project / outside.name).symlink_to(outside)
     (roots["claude-code"] / "projects" / "-linked-folder").symlink_to(outside.parent)
-    store = open_with(tmp_path, roots, "claude-code")
-    try:
+    with closing(open_with(tmp_path, roots, "claude-code")) as store:
         assert "claude-code:0f0f0f0f-0000-4000-8000-000000000001" not in await ids(store)
-    finally:
-        store.close()
 
 
 async def test_index_rows_outside_the_root_or_of_the_wrong_shape_are_ignored(tmp_path: Path) -> None:
@@ -255,27 +228,21 @@ async def test_index_rows_outside_the_root_or_of_the_wrong_shape_are_ignored(tmp
         index.execute("UPDATE foreign_sessions SET paths = ? WHERE session_id = ?",
                       (json.dumps([str(roots["claude-code"]) + "/../escape.jsonl"]), BLOG))  # fmt: skip
     index.close()
-    store = open_with(tmp_path, roots, "claude-code", catch_up=False)
-    try:
+    with closing(open_with(tmp_path, roots, "claude-code", catch_up=False)) as store:
         listed = await ids(store)
         assert CART not in listed and BLOG not in listed  # dropped on load, before any catch-up
         store.refresh()
         assert {CART, BLOG} <= set(await ids(store))  # and found again by walking the root
         assert store.read_log_report(CART).header["id"] == CART
-    finally:
-        store.close()
 
 
 async def test_a_log_may_not_take_an_id_that_names_another_agents_session(tmp_path: Path) -> None:
     write_log(tmp_path, "--w--/x", header(CART), [])
-    store = open_store(tmp_path)
-    try:
+    with closing(open_store(tmp_path)) as store:
         assert await ids(store) == []
         with pytest.raises(StoreError) as raised:
             store.create_session(cwd=None, session_id="codex:abc")
         assert raised.value.code == "STORE_INVALID_ID"
-    finally:
-        store.close()
 
 
 async def test_one_claude_session_under_two_projects_is_listed_once_newest_read(tmp_path: Path) -> None:
@@ -283,19 +250,15 @@ async def test_one_claude_session_under_two_projects_is_listed_once_newest_read(
     native = "0a0a0a0a-0000-4000-8000-000000000001"
     write_claude_session(roots["claude-code"], "-a", native, "Older copy", "2026-05-01T10:00:00.000Z", "/a")
     write_claude_session(roots["claude-code"], "-b", native, "Newer copy", "2026-05-02T10:00:00.000Z", "/b")
-    store = open_with(tmp_path, roots, "claude-code")
-    try:
+    with closing(open_with(tmp_path, roots, "claude-code")) as store:
         assert (await ids(store)).count(f"claude-code:{native}") == 1
         assert store.title(f"claude-code:{native}") == "Newer copy"
         assert store.record(f"claude-code:{native}").cwd == "/b"
-    finally:
-        store.close()
 
 
 async def test_conversation_sources_name_each_foreign_session_with_a_version(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         sources = {source.session_id: source for source in await store.conversation_sources()}
         assert sources[CART].kind == "claude-code" and sources[SPLIT].kind == "codex"
         assert sources[CI].kind == "gemini"
@@ -306,5 +269,3 @@ async def test_conversation_sources_name_each_foreign_session_with_a_version(tmp
             stream.write("\n")
         store.refresh()
         assert {s.session_id: s for s in await store.conversation_sources()}[CART].version != version
-    finally:
-        store.close()

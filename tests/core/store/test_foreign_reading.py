@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,7 @@ class NoModel:
 
 async def test_the_surface_is_the_readers_with_skipped_positions_and_no_half_line(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         path = roots["claude-code"].joinpath(*CART_FILE)
         expected = claude_code.read_session(roots["claude-code"], path)
         report = await store.read_surface_report(CART)
@@ -41,14 +41,11 @@ async def test_the_surface_is_the_readers_with_skipped_positions_and_no_half_lin
         assert log.header == store.header(CART) == report.snapshot["session"]
         assert [event["seq"] for event in log.events] == [event["seq"] for event in report.snapshot["events"]]
         assert report.snapshot["capturedThroughSeq"] == max(event["seq"] for event in log.events)
-    finally:
-        store.close()
 
 
 async def test_the_half_written_last_line_counts_once_another_program_finishes_it(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         path = roots["claude-code"].joinpath(*CART_FILE)
         before = await store.read_surface_report(CART)
         with path.open("a", encoding="utf-8") as stream:  # the tool finishes writing its answer
@@ -64,8 +61,6 @@ async def test_the_half_written_last_line_counts_once_another_program_finishes_i
         assert "Stopped. Anything else?" in texts
         assert after.snapshot["capturedThroughSeq"] == 23 > before.snapshot["capturedThroughSeq"]
         assert after.skipped_lines == before.skipped_lines
-    finally:
-        store.close()
 
 
 @pytest.mark.parametrize("session_id", [CART, SPLIT, CI])
@@ -73,8 +68,7 @@ async def test_every_write_into_a_foreign_session_is_refused_with_the_next_step(
     tmp_path: Path, session_id: str
 ) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         assert not store.is_writable(session_id)
         refusal = store.write_refusal(session_id)
         assert refusal is not None and refusal.code == "STORE_READ_ONLY"
@@ -95,14 +89,11 @@ async def test_every_write_into_a_foreign_session_is_refused_with_the_next_step(
         assert refused.value.code == "AGENT_READ_ONLY"
         assert refused.value.message == refusal.message
         await workspace.close(close_store=False)
-    finally:
-        store.close()
 
 
 async def test_a_mention_of_a_foreign_session_prepares_its_snapshot(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         service = SessionReferences(store)
         record = store.create_session(cwd="/home/ana/shop")
         mention = format_session_reference_mention(SessionReference(CART, "cart"))
@@ -118,14 +109,11 @@ async def test_a_mention_of_a_foreign_session_prepares_its_snapshot(tmp_path: Pa
         assert f'"sessionId":"{CART}"' in context
         first = project_session_conversation(surface)[0].text
         assert json.dumps(first, ensure_ascii=False)[1:-1] in context
-    finally:
-        store.close()
 
 
 async def test_a_file_gone_or_turned_into_a_link_out_of_the_root_fails_with_a_code(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         path = roots["claude-code"].joinpath(*CART_FILE)
         outside = tmp_path / "outside.jsonl"
         outside.write_bytes(path.read_bytes())
@@ -137,5 +125,3 @@ async def test_a_file_gone_or_turned_into_a_link_out_of_the_root_fails_with_a_co
         with pytest.raises(CodedError) as linked:
             store.read_log_report(CART)
         assert linked.value.code == "FOREIGN_SOURCE_OUTSIDE_ROOT"
-    finally:
-        store.close()

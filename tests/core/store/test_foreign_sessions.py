@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,7 @@ def dsh_session(root: Path, session_id: str = "dsh-1") -> Path:
 async def test_sending_into_a_dsh_session_is_refused_with_the_next_step(tmp_path: Path) -> None:
     log = dsh_session(tmp_path)
     before = log.read_bytes()
-    store = open_store(tmp_path)
-    try:
+    with closing(open_store(tmp_path)) as store:
         assert not store.is_writable("dsh-1")
         refusal = store.write_refusal("dsh-1")
         assert refusal is not None and refusal.code == "STORE_READ_ONLY"
@@ -52,8 +52,6 @@ async def test_sending_into_a_dsh_session_is_refused_with_the_next_step(tmp_path
         assert refused.value.code == "AGENT_READ_ONLY"
         assert refused.value.message == refusal.message
         assert agent.status == "idle"
-    finally:
-        store.close()
     assert log.read_bytes() == before
     assert sorted(path.name for path in log.parent.iterdir()) == ["session.jsonl"]
 

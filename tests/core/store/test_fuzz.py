@@ -13,6 +13,7 @@ import json
 import shutil
 import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -179,8 +180,7 @@ def test_a_store_over_a_fuzzed_log_raises_only_store_errors(data: bytes, packed:
         before = log.read_bytes()
         state = scan_log(root, str(log.relative_to(root)), None)
         assert state is None or state.problem is not None or state.session_id
-        store = open_store(root)
-        try:
+        with closing(open_store(root)) as store:
             import asyncio
 
             for record in asyncio.run(store.list_sessions()):
@@ -191,8 +191,6 @@ def test_a_store_over_a_fuzzed_log_raises_only_store_errors(data: bytes, packed:
                 except StoreError:
                     continue
                 project_session_conversation(report.snapshot)
-        finally:
-            store.close()
         assert log.read_bytes() == before
         assert sorted(path.name for path in log.parent.iterdir()) == [log.name]
     finally:

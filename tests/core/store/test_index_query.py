@@ -8,6 +8,7 @@ import os
 import random
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +98,7 @@ def needles(rng: random.Random, ids: list[str]) -> list[str]:
 async def test_the_index_query_gives_exactly_the_generic_candidates(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     ids = random_store(tmp_path, rng)
-    store = open_store(tmp_path)
-    try:
+    with closing(open_store(tmp_path)) as store:
         generic = Generic(store)
         for needle_text in needles(rng, ids):
             needle = needle_text.lower()
@@ -116,14 +116,11 @@ async def test_the_index_query_gives_exactly_the_generic_candidates(tmp_path: Pa
                        for record, label in answer.found]
                 want = [(c.session_id, c.cwd, c.created_at, c.updated_at, c.label) for c in expected]
                 assert got == want, (needle_text, target, exclude, limit)
-    finally:
-        store.close()
 
 
 async def test_text_whose_lower_case_differs_outside_ascii_is_matched_as_python_does(tmp_path: Path) -> None:
     titled = {"kelvin": "\u212a-band", "istanbul": "İstanbul", "plain": "nothing here"}
-    store = open_store(tmp_path)
-    try:
+    with closing(open_store(tmp_path)) as store:
         for session_id, title in titled.items():
             store.create_session(cwd="/w", session_id=session_id)
             store.rename(session_id, title)
@@ -132,8 +129,6 @@ async def test_text_whose_lower_case_differs_outside_ascii_is_matched_as_python_
             assert answer is not None and [record.id for record, _ in answer.found] == expected
             generic = await find_candidates(Generic(store), agent_id="", agent_cwd="/w", text=needle, limit=5)
             assert [candidate.session_id for candidate in generic] == expected
-    finally:
-        store.close()
 
 
 def test_a_stale_missing_or_foreign_index_is_not_answered_from(tmp_path: Path) -> None:

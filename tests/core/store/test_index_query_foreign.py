@@ -6,6 +6,7 @@ import asyncio
 import json
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from foreign_fixtures import CART, FIXTURE_SESSIONS, fixture_roots, open_with, sources_of
@@ -29,14 +30,11 @@ def ask(root: Path, sources: list, needle: str = "", **options: object) -> list[
 def test_the_index_answers_like_the_store_for_every_source(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
     write_log(tmp_path / "store", "--home--ana--shop/own", header("own", cwd="/home/ana/shop"), [])
-    store = open_with(tmp_path, roots)
-    try:
+    with closing(open_with(tmp_path, roots)) as store:
         service = SessionReferences(store)
         for needle in ("", "cart", "codex:", "/home/ana/db", "zzz"):
             expected = [c.session_id for c in asyncio.run(service.list_candidates(Vantage(), needle, 50))]
             assert ask(tmp_path / "store", sources_of(roots), needle) == expected
-    finally:
-        store.close()
     assert len(ask(tmp_path / "store", sources_of(roots)) or []) == FIXTURE_SESSIONS + 1
     assert ask(tmp_path / "store", []) == ["own"]  # no source asked: the store's own only
     assert set(ask(tmp_path / "store", sources_of(roots, "codex")) or []) - {"own"} == {

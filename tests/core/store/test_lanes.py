@@ -7,6 +7,7 @@ import asyncio
 import random
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -183,11 +184,8 @@ async def test_writes_queued_before_close_still_land(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as closed:
         await store.append_async("s1", [chunk("late")])
     assert closed.value.code == "STORE_CLOSED"
-    reopened = open_store(tmp_path / "store")
-    try:
+    with closing(open_store(tmp_path / "store")) as reopened:
         assert texts(reopened, "s1") == [str(n) for n in range(5)]
-    finally:
-        reopened.close()
 
 
 async def test_async_create_rename_and_compaction_run_on_the_session_writer(store: SessionStore) -> None:
