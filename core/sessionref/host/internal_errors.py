@@ -21,7 +21,6 @@ Two processes rotating at the same moment may drop the older generation; no appe
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 import traceback
@@ -93,10 +92,15 @@ def append_entry(store_root: Path, entry: bytes) -> Path:
 
 
 def _rotate(folder: Folder) -> None:
-    """Make the full log the previous generation and start an empty one."""
+    """Make the full log the previous generation and start an empty one.
+
+    When another process rotated first, its fresh log may already hold entries: it is left alone.
+    """
     folder.unlink(ROTATED_NAME)
-    with contextlib.suppress(FileExistsError, FileNotFoundError):  # another process rotated first
+    try:
         folder.link(LOG_NAME, ROTATED_NAME)
+    except (FileExistsError, FileNotFoundError):  # another process rotated first
+        return
     folder.unlink(LOG_NAME)
 
 

@@ -16,6 +16,7 @@ from sessionref.host.internal_errors import (
     StoreInternalErrorLog,
     log_path,
 )
+from sessionref.store.paths import Folder
 
 
 def raised(error: Exception) -> Exception:
@@ -60,6 +61,26 @@ def test_the_log_is_rotated_before_it_outgrows_its_bound(
     assert current.stat().st_size <= 2000 and previous.stat().st_size <= 2000
     assert "error 11" in current.read_text(encoding="utf-8")  # the newest is never the one dropped
     assert sorted(os.listdir(folder)) == [LOG_NAME, ROTATED_NAME]
+
+
+def test_an_entry_appended_while_another_process_rotates_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(internal_errors, "LOG_MAX_BYTES", 100)
+    internal_errors.append_entry(tmp_path, b"old " * 20 + b"\n")
+    real_link = Folder.link
+    others: list[str] = []
+
+    def link_after_another_rotation(folder: Folder, existing: str, new: str) -> None:
+        if not others:  # the other process rotates and appends between our unlink and our link
+            others.append("rotated")
+            internal_errors.append_entry(tmp_path, b"theirs " * 5 + b"\n")
+        real_link(folder, existing, new)
+
+    monkeypatch.setattr(Folder, "link", link_after_another_rotation)
+    internal_errors.append_entry(tmp_path, b"ours " * 5 + b"\n")
+    kept = b"".join(path.read_bytes() for path in (tmp_path / LOG_FOLDER).iterdir())
+    assert b"old " in kept and b"theirs " in kept and b"ours " in kept
 
 
 def test_a_huge_traceback_is_cut_head_and_tail(tmp_path: Path) -> None:
