@@ -33,7 +33,7 @@ from sessionref.textsearch.protocol import (
     IndexedSession,
     SearchCancellation,
 )
-from sessionref.textsearch.query import parse_query
+from sessionref.textsearch.query import QueryPlan, parse_query
 from sessionref.textsearch.schema import KIND_ASSISTANT, KIND_CHECKPOINT, is_damage
 from sessionref.textsearch.writer import loaded_text
 
@@ -83,11 +83,31 @@ class TextIndex(IndexUpdates):
         `cancel.cancel()` from another thread stops the statement in flight: a progress handler
         polls it every `PROGRESS_OPS` SQLite steps.
         """
+        return self.search_plan(
+            parse_query(text if isinstance(text, str) else ""),
+            facts=facts,
+            limit=limit,
+            exclude_session_id=exclude_session_id,
+            cwd=cwd,
+            cancel=cancel,
+        )
+
+    def search_plan(
+        self,
+        plan: QueryPlan,
+        *,
+        facts: FactsProvider,
+        limit: int = 20,
+        exclude_session_id: str | None = None,
+        cwd: str | None = None,
+        cancel: SearchCancellation | None = None,
+    ) -> ConversationResults:
+        """`search` for a query already parsed by `parse_query`, so that a caller that looks at
+        the plan first (is it worth asking the index?) parses each keystroke once."""
         if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
             raise TextSearchError(
                 TEXT_SEARCH_INVALID_ARGUMENT, f"the search limit must be an integer from 1 to {MAX_LIMIT}"
             )
-        plan = parse_query(text if isinstance(text, str) else "")
         if plan.status != "ok":
             return ConversationResults(status=plan.status, pending=plan.pending)
         switch = cancel if cancel is not None else SearchCancellation()

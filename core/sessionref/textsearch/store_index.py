@@ -342,8 +342,8 @@ class StoreConversationIndex:
         if status.phase != "ready" or index is None:
             return ConversationHits(status="unavailable", message=status.message or NOT_OPEN)
         try:
-            found = index.search(
-                text,
+            found = index.search_plan(
+                plan,
                 facts=self._facts,
                 limit=min(limit, MAX_LIMIT),
                 exclude_session_id=exclude_session_id,
