@@ -237,14 +237,10 @@ def refresh(
 ) -> CatchUpReport:
     """Re-read the given sessions (after they were appended to): `None` means the session is no
     longer listed (it is removed). Sessions whose version the index already holds are skipped."""
-    indexed = index.indexed()
+    indexed = index.indexed(sources)
     listed = [source for source in sources.values() if source is not None]
     gone: Collection[str] = [session_id for session_id, source in sources.items() if source is None]
-    plan = plan_catch_up(
-        listed,
-        {session_id: held for session_id, held in indexed.items() if session_id in sources},
-        known_unreadable=known_unreadable,
-    )
+    plan = plan_catch_up(listed, indexed, known_unreadable=known_unreadable)
     plan = CatchUpPlan(plan.feed, tuple(session_id for session_id in gone if session_id in indexed), False)
     report = CatchUpReport()
     if not plan.total:

@@ -16,7 +16,7 @@ searches are here.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TypeVar
 
 from sessionref.textsearch.errors import (
@@ -34,7 +34,7 @@ from sessionref.textsearch.protocol import (
     SearchCancellation,
 )
 from sessionref.textsearch.query import QueryPlan, parse_query
-from sessionref.textsearch.schema import KIND_ASSISTANT, KIND_CHECKPOINT, is_damage
+from sessionref.textsearch.schema import KIND_ASSISTANT, KIND_CHECKPOINT, SQL_VARIABLES, is_damage
 from sessionref.textsearch.writer import loaded_text
 
 T = TypeVar("T")
@@ -138,11 +138,20 @@ class TextIndex(IndexUpdates):
 
         return self._reading(work)
 
-    def indexed(self) -> Mapping[str, IndexedSession]:
-        """What is indexed, by session id."""
+    def indexed(self, session_ids: Collection[str] | None = None) -> Mapping[str, IndexedSession]:
+        """What is indexed, by session id (of `session_ids` only, when given)."""
+        query = "SELECT session_id, through_seq, source, messages FROM sessions"
 
         def work(connection: sqlite3.Connection) -> Mapping[str, IndexedSession]:
-            rows = connection.execute("SELECT session_id, through_seq, source, messages FROM sessions")
+            if session_ids is None:
+                rows = connection.execute(query).fetchall()
+            else:
+                wanted = list(session_ids)
+                rows = []
+                for start in range(0, len(wanted), SQL_VARIABLES):
+                    chunk = wanted[start : start + SQL_VARIABLES]
+                    marks = ",".join("?" * len(chunk))
+                    rows += connection.execute(f"{query} WHERE session_id IN ({marks})", chunk).fetchall()
             return {session_id: IndexedSession(seq, source, count) for session_id, seq, source, count in rows}
 
         return self._reading(work)

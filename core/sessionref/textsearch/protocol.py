@@ -9,7 +9,7 @@ spans, never markup, for the UI to render inertly.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -186,8 +186,9 @@ class ConversationSearch(Protocol):
         """
         ...
 
-    def indexed(self) -> Mapping[str, IndexedSession]:
-        """What is indexed, by session id (for a catch-up to decide what to feed)."""
+    def indexed(self, session_ids: Collection[str] | None = None) -> Mapping[str, IndexedSession]:
+        """What is indexed, by session id (for a catch-up to decide what to feed); only of
+        `session_ids` when given (a refresh of a few sessions need not read them all)."""
         ...
 
     def close(self) -> None:

@@ -43,6 +43,8 @@ BUSY_TIMEOUT_MS = 5000
 # Bytes of the index file searches map into memory (SQLite caps it at its compile-time maximum,
 # 2 GB here); 20 random message texts: 0.68 ms through read(), 0.21 ms mapped.
 READER_MMAP_BYTES = 1 << 31
+# Values bound in one `IN (...)` list at most (below SQLite's historical limit of 999).
+SQL_VARIABLES = 900
 # Run on a throw-away in-memory database to learn whether this SQLite has FTS5.
 FTS5_PROBE = f"CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='{TOKENIZER}')"
 

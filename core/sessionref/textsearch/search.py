@@ -40,6 +40,7 @@ from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_
 from sessionref.textsearch.schema import (
     KIND_ASSISTANT,
     KIND_CHECKPOINT,
+    SQL_VARIABLES,
     list_shards,
     shard_range,
     shard_table,
@@ -156,8 +157,8 @@ class Searcher:
 
     def _ids(self, keys: Iterable[int]) -> dict[int, str]:
         missing = [key for key in keys if key not in self._session_ids]
-        for start in range(0, len(missing), 900):
-            chunk = missing[start : start + 900]
+        for start in range(0, len(missing), SQL_VARIABLES):
+            chunk = missing[start : start + SQL_VARIABLES]
             marks = ",".join("?" * len(chunk))
             self._session_ids.update(
                 self.connection.execute(f"SELECT key, session_id FROM sessions WHERE key IN ({marks})", chunk)

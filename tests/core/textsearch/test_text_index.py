@@ -153,6 +153,16 @@ def test_a_removed_session_is_forgotten(index: TextIndex, small_shards: None) ->
     assert found(index, "shared") == [("b", 0)]
 
 
+def test_indexed_of_some_sessions_holds_only_those_that_are_indexed(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "SQL_VARIABLES", 2)  # several IN lists
+    index.update([SessionRows(f"s{n}", rows(f"message {n}"), 0, f"v{n}") for n in range(5)])
+    wanted = index.indexed(["s0", "s2", "s3", "s4", "gone"])
+    assert wanted == {key: index.indexed()[key] for key in ("s0", "s2", "s3", "s4")}
+    assert index.indexed([]) == {}
+
+
 def test_changes_of_one_session_in_one_batch_apply_in_order(index: TextIndex) -> None:
     index.update(
         [
