@@ -44,15 +44,6 @@ def best_per_session(candidates: Iterable[tuple[int, int, float]]) -> dict[int, 
     return best
 
 
-def relevance_band(relevance: float, top: float) -> int:
-    """The band of `relevance` below the best score `top` (0 is the best band)."""
-    if top <= 0 or relevance >= top:
-        return 0
-    if relevance <= 0:
-        return 1 << 30
-    return int(math.log(top / relevance) / math.log1p(RELEVANCE_BAND))
-
-
 def rank_sessions(
     best: Iterable[tuple[str, int, float]],
     facts: Mapping[str, SessionFacts],
