@@ -114,14 +114,6 @@ def _scan(text: str, pattern: re.Pattern[str]) -> tuple[list[tuple[int, int]], i
     return [], 0
 
 
-def first_match(text: str, pattern: re.Pattern[str] | None) -> tuple[int, int] | None:
-    """The first `[start, end)` span of `pattern` within the first `SNIPPET_SCAN_CHARS` of `text`."""
-    if pattern is None or not text:
-        return None
-    spans, _ = _scan(text, pattern)
-    return spans[0] if spans else None
-
-
 def _one_line(window: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """Whitespace runs of `window` (line breaks included) collapsed to one space, `spans` moved along."""
     runs = [(match.start(), match.end()) for match in _WHITESPACE_RUN.finditer(window)]
