@@ -209,23 +209,14 @@ def catch_up(
     plan = plan_catch_up(sources, index.indexed(), known_unreadable=known_unreadable)
     if on_plan is not None:
         on_plan(plan)
-    report = CatchUpReport(build=plan.build)
-    if not plan.total:
-        return report
-
-    def remember(source: SourceLike) -> None:
-        if known_unreadable is not None:
-            known_unreadable[source.session_id] = source.version
-
-    changes = changes_of(plan, read_surface, report, stopped=stopped, on_unreadable=remember)
-    done = index.update(
-        changes,
+    return _apply(
+        index,
+        plan,
+        read_surface,
         progress=progress if plan.build else None,
-        total=plan.total,
-        bulk=plan.build,
+        stopped=stopped,
+        known_unreadable=known_unreadable,
     )
-    report.inserted, report.deleted = done.inserted, done.deleted
-    return report
 
 
 def refresh(
@@ -242,7 +233,20 @@ def refresh(
     gone: Collection[str] = [session_id for session_id, source in sources.items() if source is None]
     plan = plan_catch_up(listed, indexed, known_unreadable=known_unreadable)
     plan = CatchUpPlan(plan.feed, tuple(session_id for session_id in gone if session_id in indexed), False)
-    report = CatchUpReport()
+    return _apply(index, plan, read_surface, known_unreadable=known_unreadable)
+
+
+def _apply(
+    index: ConversationSearch,
+    plan: CatchUpPlan,
+    read_surface: ReadSurface,
+    *,
+    progress: Progress | None = None,
+    stopped: Callable[[], bool] = lambda: False,
+    known_unreadable: dict[str, str] | None,
+) -> CatchUpReport:
+    """Feed `plan` to `index` (bulk when it is a build); unreadable sources go to `known_unreadable`."""
+    report = CatchUpReport(build=plan.build)
     if not plan.total:
         return report
 
@@ -250,6 +254,7 @@ def refresh(
         if known_unreadable is not None:
             known_unreadable[source.session_id] = source.version
 
-    done = index.update(changes_of(plan, read_surface, report, on_unreadable=remember), total=plan.total)
+    changes = changes_of(plan, read_surface, report, stopped=stopped, on_unreadable=remember)
+    done = index.update(changes, progress=progress, total=plan.total, bulk=plan.build)
     report.inserted, report.deleted = done.inserted, done.deleted
     return report
