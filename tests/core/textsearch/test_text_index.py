@@ -43,15 +43,6 @@ def found(index: TextIndex, text: str, **options) -> list[tuple[str, int]]:
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[TextIndex]:
-    opened = TextIndex(tmp_path / schema.TEXT_INDEX_FILE_NAME)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-@pytest.fixture
 def small_shards(monkeypatch: pytest.MonkeyPatch) -> None:
     """Four rows per shard, so that every test crosses shards."""
     monkeypatch.setattr(schema, "SHARD_BITS", 2)
@@ -221,14 +212,20 @@ def test_a_missing_file_is_created_and_a_garbage_file_rebuilt(tmp_path: Path) ->
     rebuilt.close()
 
 
-def test_damage_found_while_searching_resets_the_index(tmp_path: Path) -> None:
-    path = tmp_path / "text.sqlite"
+def damaged_index_file(path: Path) -> Path:
+    """An index of 200 sessions at `path` whose every page after the second is garbage (its
+    header and meta still read fine)."""
     index = TextIndex(path)
     index.update([SessionRows(f"s{n}", rows(f"some searchable words {n}" * 50), 0) for n in range(200)])
     index.close()
     data = bytearray(path.read_bytes())
-    data[8192:] = b"\xff" * (len(data) - 8192)  # every page after the second is garbage
+    data[8192:] = b"\xff" * (len(data) - 8192)
     path.write_bytes(bytes(data))
+    return path
+
+
+def test_damage_found_while_searching_resets_the_index(tmp_path: Path) -> None:
+    path = damaged_index_file(tmp_path / "text.sqlite")
     damaged = TextIndex(path, verify=False)  # the header and meta still read fine
     with pytest.raises(TextSearchError) as raised:
         damaged.search("searchable", facts=facts)
@@ -240,13 +237,7 @@ def test_damage_found_while_searching_resets_the_index(tmp_path: Path) -> None:
 
 
 def test_quick_check_on_open_finds_damage(tmp_path: Path) -> None:
-    path = tmp_path / "text.sqlite"
-    index = TextIndex(path)
-    index.update([SessionRows(f"s{n}", rows(f"some searchable words {n}" * 50), 0) for n in range(200)])
-    index.close()
-    data = bytearray(path.read_bytes())
-    data[8192:] = b"\xff" * (len(data) - 8192)
-    path.write_bytes(bytes(data))
+    path = damaged_index_file(tmp_path / "text.sqlite")
     reopened = TextIndex(path)
     assert reopened.rebuilt and reopened.indexed() == {}
     reopened.close()

@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from sessionref.textsearch import ConversationRow, SessionFacts, SessionRows, TextIndex
 from sessionref.textsearch import search as search_module
 from sessionref.textsearch.ranking import RELEVANCE_BAND, best_per_session, rank_sessions
-
-
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[TextIndex]:
-    opened = TextIndex(tmp_path / "text.sqlite")
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def feed(index: TextIndex, sessions: dict[str, list[str]]) -> None:
