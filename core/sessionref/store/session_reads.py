@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
@@ -64,6 +64,24 @@ class SessionReads(StoreBase):
         entry = self._foreign_entry(session_id)
         state: LogState | ForeignEntry = entry if entry is not None else self._state(session_id)
         return SessionRecord(session_id, state.created_at, state.cwd, state.updated_at)
+
+    def records(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
+        """`record` of each id still listed, under one hold of the lock (unlisted ids are left out).
+
+        For ranking a keystroke's conversation matches: up to a thousand sessions at a time.
+        """
+        found: dict[str, SessionRecord] = {}
+        with self._lock:
+            self._check_open()
+            for session_id in session_ids:
+                state: LogState | ForeignEntry | None = self._foreign.entry(session_id)
+                if state is None:
+                    state = self._catalog.by_id.get(session_id)
+                if state is not None:
+                    found[session_id] = SessionRecord(
+                        session_id, state.created_at, state.cwd, state.updated_at
+                    )
+        return found
 
     def title(self, session_id: str) -> str | None:
         """The current title (latest `session/title`, else the fallback title) from the index."""

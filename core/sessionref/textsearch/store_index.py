@@ -313,14 +313,11 @@ class StoreConversationIndex:
     # -- ConversationQuery -----------------------------------------------------------------------
 
     def _facts(self, session_ids: Sequence[str]) -> Mapping[str, SessionFacts]:
-        facts: dict[str, SessionFacts] = {}
-        for session_id in session_ids:
-            try:
-                record = self._store.record(session_id)
-            except StoreError:  # no longer listed (deleted), or the store closed: not a result
-                continue
-            facts[session_id] = SessionFacts(record.cwd, record.last_activity)
-        return facts
+        try:
+            records = self._store.records(session_ids)  # ids no longer listed (deleted) are left out
+        except StoreError:  # the store closed: nothing is a result
+            return {}
+        return {session_id: SessionFacts(r.cwd, r.last_activity) for session_id, r in records.items()}
 
     def search_conversations(
         self,

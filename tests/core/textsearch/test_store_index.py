@@ -4,7 +4,7 @@ compaction, a damaged file, unreadable and half-written logs, the live refresh, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -302,8 +302,8 @@ class ForeignListing:
         self.surfaces_read.append(session_id)
         return await self._store.read_surface(session_id)
 
-    def record(self, session_id: str) -> SessionRecord:
-        return self._store.record(session_id)
+    def records(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
+        return self._store.records(session_ids)
 
     def subscribe(self, listener: Callable[[str, list[dict[str, Any]]], None]) -> Callable[[], None]:
         return self._store.subscribe(listener)
