@@ -8,7 +8,7 @@ view and kept as strips, and moving the highlight repaints two lines (see `Candi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 from rich.segment import Segment
 from textual import events
@@ -17,7 +17,14 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from sessionref_tui.widgets.candidate_rows import FieldWidths, RowColumns, RowFields, columns_for, row_pieces
+from sessionref_tui.widgets.candidate_rows import (
+    FieldWidths,
+    Piece,
+    RowColumns,
+    RowFields,
+    columns_for,
+    row_pieces,
+)
 
 MAX_VISIBLE_ROWS: Final = 8
 """Rows visible at once; more scroll, with a position indicator such as "3/17"."""
@@ -29,7 +36,8 @@ class CandidateList(ScrollView, can_focus=False):
     `show_rows` replaces the rows without laying any out; `render_line` lays a
     row out the first time it is drawn at the current width and caches the
     strip. The highlight is a style put over the cached strip, so moving it
-    only repaints two lines.
+    only repaints two lines. A subclass with another row layout overrides
+    `_columns_changed`, `_width_changed` and `_row_pieces` (see `said_group.SaidList`).
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"candidate-list--highlighted"}
@@ -62,7 +70,8 @@ class CandidateList(ScrollView, can_focus=False):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._rows: list[RowFields] = []
+        self._rows: list[Any] = []
+        """The rows' fields (`RowFields` here; a subclass's own kind in a subclass)."""
         self._query = ""
         self._columns = RowColumns(0, 0, 0, 0)
         self._highlighted: int | None = None
@@ -95,16 +104,32 @@ class CandidateList(ScrollView, can_focus=False):
 
     def show_rows(self, rows: Sequence[RowFields], query: str) -> None:
         """Replace the rows (matches of `query` are emphasised) and highlight the first."""
-        self._rows = list(rows)
         self._query = query
-        self._columns = columns_for(self._rows)
+        self._replace_rows(rows, highlight_first=True)
+
+    def _replace_rows(self, rows: Sequence[Any], *, highlight_first: bool) -> None:
+        """Store `rows` without laying any out, drop the cached strips and scroll to the top."""
+        self._rows = list(rows)
+        self._columns_changed()
         self._strips.clear()
         self._strips_width = -1
-        self._highlighted = 0 if self._rows else None
+        self._highlighted = 0 if highlight_first and self._rows else None
         # A layout pass is needed only when the number of rows changes.
         self.virtual_size = Size(0, len(self._rows))
         self.scroll_to(y=0, animate=False, force=True)
         self.refresh()
+
+    def _columns_changed(self) -> None:
+        """New rows: measure what every row's layout shares, whatever the width."""
+        self._columns = columns_for(self._rows)
+
+    def _width_changed(self, width: int) -> None:
+        """The list is `width` cells wide now (or has new rows): share the width between the fields."""
+        self._field_widths = FieldWidths.of(self._columns, width)
+
+    def _row_pieces(self, index: int, width: int) -> tuple[list[Piece], int]:
+        """Row `index` laid out at `width` (after `_width_changed(width)`): its pieces and cells."""
+        return row_pieces(self._rows[index], self._query, width, self._field_widths)
 
     def _scroll_to_highlight(self) -> None:
         index = self._highlighted
@@ -126,10 +151,10 @@ class CandidateList(ScrollView, can_focus=False):
         if width != self._strips_width:
             self._strips.clear()
             self._strips_width = width
-            self._field_widths = FieldWidths.of(self._columns, width)
+            self._width_changed(width)
         strip = self._strips.get(index)
         if strip is None:
-            pieces, cells = row_pieces(self._rows[index], self._query, width, self._field_widths)
+            pieces, cells = self._row_pieces(index, width)
             strip = Strip([Segment(text, style) for text, style in pieces if text], cells)
             strip = strip.adjust_cell_length(width)
             self._strips[index] = strip

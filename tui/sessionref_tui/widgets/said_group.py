@@ -13,17 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.geometry import Size
 from textual.strip import Strip
 from textual.widgets import Static
 
 from sessionref_tui.display import inert
 from sessionref_tui.widgets.candidate_list import CandidateList
-from sessionref_tui.widgets.candidate_rows import FieldWidths, RowColumns
+from sessionref_tui.widgets.candidate_rows import Piece
 from sessionref_tui.widgets.said_rows import SaidRowFields, label_cells, mark_cells, said_row_pieces
 
 SAID_HEADING: Final = "said in conversation"
@@ -49,15 +47,8 @@ class SaidList(CandidateList):
 
     def show_said(self, rows: Sequence[SaidRowFields]) -> None:
         """Replace the rows; nothing is highlighted (the popup decides) and the list is not held."""
-        self._rows = list(rows)  # type: ignore[arg-type]  # the base class only counts and indexes them
-        self._columns = RowColumns(0, 0, 0, 0)
-        self._strips.clear()
-        self._strips_width = -1
-        self._highlighted = None
         self.held = False
-        self.virtual_size = Size(0, len(self._rows))
-        self.scroll_to(y=0, animate=False, force=True)
-        self.refresh()
+        self._replace_rows(rows, highlight_first=False)
 
     def hold(self) -> None:
         """Keep the rows' room, draw them blank and let nothing be highlighted."""
@@ -65,21 +56,14 @@ class SaidList(CandidateList):
         self.highlighted = None
         self.refresh()
 
-    def _row_strip(self, index: int, width: int) -> Strip:
-        if width != self._strips_width:
-            self._strips.clear()
-            self._strips_width = width
-            self._field_widths = FieldWidths(0, 0, 0, False)
-            self._label_width = label_cells(self._rows, width)  # type: ignore[arg-type]
-            self._mark_width = mark_cells(self._rows)  # type: ignore[arg-type]
-        strip = self._strips.get(index)
-        if strip is None:
-            fields: SaidRowFields = self._rows[index]  # type: ignore[assignment]
-            pieces, cells = said_row_pieces(fields, width, self._label_width, self._mark_width)
-            strip = Strip([Segment(text, style) for text, style in pieces if text], cells)
-            strip = strip.adjust_cell_length(width)
-            self._strips[index] = strip
-        return strip
+    def _columns_changed(self) -> None:
+        self._mark_width = mark_cells(self._rows)
+
+    def _width_changed(self, width: int) -> None:
+        self._label_width = label_cells(self._rows, width)
+
+    def _row_pieces(self, index: int, width: int) -> tuple[list[Piece], int]:
+        return said_row_pieces(self._rows[index], width, self._label_width, self._mark_width)
 
     def render_line(self, y: int) -> Strip:
         """Line `y`: blank while held, else a cached row as in the title list."""
