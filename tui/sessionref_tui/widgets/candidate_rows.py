@@ -139,6 +139,20 @@ Piece = tuple[str, Style | None]
 """A run of row text and its style (None: the list's own style)."""
 
 
+def mark_pieces(mark: str, color: str | None, width: int) -> list[Piece]:
+    """The source mark column (`width` cells, `mark` possibly blank) and the space after it."""
+    return [(mark.ljust(width), Style(bold=True, color=color) if mark else None), (" ", None)]
+
+
+def pieces_text(pieces: Sequence[Piece], width: int) -> Text:
+    """`pieces` as one line of Rich text, cut to `width` cells."""
+    row = Text(end="", no_wrap=True)
+    for text, style in pieces:
+        row.append(text, style)
+    row.truncate(max(0, width))
+    return row
+
+
 def query_spans(text: str, query: str) -> list[tuple[int, int]]:
     """`display.match_spans`, searching directly when both are ASCII (lower-casing then keeps every index)."""
     if not query:
@@ -208,9 +222,7 @@ def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -
     pieces: list[Piece] = []
     used = 0
     if widths.source_mark:
-        mark_style = Style(bold=True, color=fields.mark_color) if fields.mark else None
-        pieces.append((fields.mark.ljust(widths.source_mark), mark_style))
-        pieces.append((" ", None))
+        pieces += mark_pieces(fields.mark, fields.mark_color, widths.source_mark)
         used = widths.source_mark + 1
     label = truncate_middle(fields.label, widths.label)
     pieces += _matched(label, query, None)
@@ -239,11 +251,7 @@ def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -
 def layout_row(fields: RowFields, query: str, width: int, columns: RowColumns) -> Text:
     """One row of the picker as Rich text, exactly fitted to `width` cells (see `row_pieces`)."""
     pieces, _cells = row_pieces(fields, query, width, FieldWidths.of(columns, width))
-    row = Text(end="", no_wrap=True)
-    for text, style in pieces:
-        row.append(text, style)
-    row.truncate(max(0, width))
-    return row
+    return pieces_text(pieces, width)
 
 
 def render_candidate_row(

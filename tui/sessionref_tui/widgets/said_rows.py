@@ -18,7 +18,7 @@ from rich.text import Text
 from sessionref_tui.display import relative_age, truncate_middle
 from sessionref_tui.snippets import SnippetPiece, fit_snippet, role_label, snippet_pieces
 from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark
-from sessionref_tui.widgets.candidate_rows import MATCH_STYLE, Piece, shown_inert
+from sessionref_tui.widgets.candidate_rows import MATCH_STYLE, Piece, mark_pieces, pieces_text, shown_inert
 
 LABEL_SHARE: Final = 0.3
 """At most this share of a row goes to the session's label: the snippet is what this group is for."""
@@ -92,8 +92,7 @@ def said_row_pieces(
     pieces: list[Piece] = []
     used = 0
     if mark_width:
-        mark_style = Style(bold=True, color=fields.mark_color) if fields.mark else None
-        pieces += [(fields.mark.ljust(mark_width), mark_style), (" ", None)]
+        pieces += mark_pieces(fields.mark, fields.mark_color, mark_width)
         used = mark_width + 1
     label = truncate_middle(fields.label, label_width)
     pieces += [(label, None), (" " * max(0, label_width - cell_len(label)) + "  ", None)]
@@ -116,8 +115,4 @@ def render_said_row(match: MatchLike, width: int, now_ms: float) -> Text:
     """`match`'s row fitted to `width` cells, as Rich text (for tests and one-off rendering)."""
     fields = SaidRowFields.of(match, now_ms)
     pieces, _cells = said_row_pieces(fields, width, label_cells([fields], width), mark_cells([fields]))
-    row = Text(end="", no_wrap=True)
-    for text, style in pieces:
-        row.append(text, style)
-    row.truncate(max(0, width))
-    return row
+    return pieces_text(pieces, width)
