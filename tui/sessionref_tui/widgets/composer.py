@@ -286,10 +286,8 @@ class Composer(Vertical):
         self._refresh_token()
 
     def _current_token(self) -> MentionToken | None:
-        field = self.input
-        if self.source is None or not field.selection.is_empty:
-            return None
-        return active_mention_token_in(field.chips, field.cursor_offset)
+        """The `@` word at the cursor, None while text is selected (where Tab asks again)."""
+        return self._token_at_cursor() if self.input.selection.is_empty else None
 
     def _token_at_cursor(self) -> MentionToken | None:
         """The `@` word the cursor is in, selection or not (where a dismissal belongs)."""
