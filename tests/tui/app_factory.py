@@ -195,3 +195,14 @@ async def await_text_index(pilot: Any, harness: Harness) -> None:
         await pilot.pause()
     assert conversations.status.phase != "idle", "the app never started the conversation index"
     await asyncio.to_thread(conversations.drain, 30)
+
+
+async def search_palette(pilot: Any, key: str, typed: str = "") -> None:
+    """Open a palette with `key` (`ctrl+p` commands, `ctrl+o` the session switcher), type `typed`
+    into it and wait until its hits are listed."""
+    await pilot.press(key)
+    await pilot.pause()
+    if typed:
+        await pilot.press(*typed)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

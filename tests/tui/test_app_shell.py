@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_factory import PROJECT_CWD, FailingModel, Harness, build_harness, draft_id, session_id_for
+from app_factory import (
+    PROJECT_CWD,
+    FailingModel,
+    Harness,
+    build_harness,
+    draft_id,
+    search_palette,
+    session_id_for,
+)
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
@@ -63,11 +71,7 @@ async def test_selecting_a_session_in_the_sidebar_switches_to_it(tmp_path: Path)
 async def test_switcher_finds_a_session_by_title(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        await pilot.press(*"postgres")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await search_palette(pilot, "ctrl+o", "postgres")
         await pilot.press("down", "enter")
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
@@ -172,11 +176,7 @@ async def test_escape_in_the_compaction_question_keeps_the_session_as_it_is(tmp_
     harness = build_harness(tmp_path, open_session="retry")
     async with harness.app.run_test(size=(140, 40)) as pilot:
         before = harness.events()
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"compact")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await search_palette(pilot, "ctrl+p", "compact")
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ConfirmCompactScreen)
@@ -285,11 +285,7 @@ async def test_palette_runs_app_commands_by_name(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
         assert not pilot.app.query_one(Inspector).display
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"toggle insp")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await search_palette(pilot, "ctrl+p", "toggle insp")
         await pilot.press("enter")
         await pilot.pause()
         assert pilot.app.query_one(Inspector).display
@@ -382,10 +378,7 @@ async def test_a_session_without_a_title_is_called_new_session_in_the_switcher(t
     harness = build_harness(tmp_path, seed=False)
     untitled = harness.store.create_session(cwd=PROJECT_CWD).id  # e.g. created by another program
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await search_palette(pilot, "ctrl+o")
         shown = [str(option.prompt) for option in pilot.app.screen.query_one("CommandList").options]
         assert len(shown) == 1 and shown[0].startswith("New session  ·  ● ~/src/payments")
         assert untitled not in shown[0]

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from app_factory import FIXED_NOW_MS, Harness, build_harness, session_id_for
+from app_factory import FIXED_NOW_MS, Harness, build_harness, search_palette, session_id_for
 from composer_harness import NOW_MS, ComposerHarness, FakeCandidate, FakeSource, rendered, settle, type_text
 from sessionref.service.protocols import SessionRecord
 from sessionref_tui.widgets.candidate_rows import RowFields
@@ -72,11 +72,7 @@ async def test_the_switcher_ages_sessions_by_last_activity(tmp_path: Path) -> No
     harness = build_harness(tmp_path)
     make_release_active_a_minute_ago(harness)
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        await pilot.press(*"release")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await search_palette(pilot, "ctrl+o", "release")
         palette = pilot.app.screen
         assert isinstance(palette, CommandPalette)
         shown = [str(option.prompt) for option in palette.query_one("CommandList").options]

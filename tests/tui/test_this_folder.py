@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_factory import build_harness, session_id_for
+from app_factory import build_harness, search_palette, session_id_for
 from sessionref.service.abort import AbortSignal
 from sessionref_tui.widgets.sidebar import Sidebar
 from textual.command import CommandPalette
@@ -30,10 +30,7 @@ async def test_one_meaning_everywhere_follows_the_session_on_screen(tmp_path: Pa
         marked = [candidate.session_id for candidate in candidates if candidate.same_workspace]
         assert marked == [session_id_for("incident")]
 
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await search_palette(pilot, "ctrl+o")
         palette = pilot.app.screen
         assert isinstance(palette, CommandPalette)
         shown = [str(option.prompt) for option in palette.query_one("CommandList").options]
