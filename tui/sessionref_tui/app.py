@@ -272,11 +272,11 @@ class SessionrefApp(SessionView):
                 agent.status == "running" or bool(self.workspace.queued(agent))
             )
         if action == "mention_in_new_session":
-            return is_agent(agent) and not self.workspace.store.is_writable(agent.id)
+            return is_agent(agent) and not agent.writable
         if action in ("rename", "compact"):
             # Not before the session exists (a draft), nor for a read-only (DSH .zstd) session;
             # one compaction at a time.
-            writable = is_agent(agent) and self.workspace.store.is_writable(agent.id)
+            writable = is_agent(agent) and agent.writable  # cached by the agent: this runs per key
             return writable and not (action == "compact" and self._activity)
         return True
 

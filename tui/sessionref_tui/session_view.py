@@ -319,7 +319,7 @@ class SessionView(OpeningApp):
                 agent_status="idle" if draft else agent.status,
                 model_name=self.workspace.model.name,
                 activity=self._activity,
-                writable=draft or store.is_writable(agent.id),
+                writable=draft or agent.writable,
                 draft=draft,
             )
         )
