@@ -124,7 +124,7 @@ def _from_index(
     `INDEX_MAX_AGE_SECONDS` for how fresh they are.
     """
     from sessionref.service.candidates import Candidate as Found
-    from sessionref.service.candidates import checked_candidate_limit, label_from_title
+    from sessionref.service.candidates import checked_candidate_limit, is_same_workspace, label_from_title
     from sessionref.store.index_query import query_index
 
     checked = checked_candidate_limit(limit)
@@ -139,7 +139,7 @@ def _from_index(
             label_from_title(record.id, label),
             record.cwd,
             record.created_at,
-            record.cwd is not None and record.cwd == cwd,
+            is_same_workspace(record.cwd, cwd),
             record.updated_at,
         )
         for record, label in answer.found
