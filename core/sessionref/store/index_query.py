@@ -211,6 +211,17 @@ def _candidates(
         cap *= 4
 
 
+def _sqlite_text(text: str | None) -> bool:
+    """Whether SQLite can take `text` as a parameter (it must encode as UTF-8)."""
+    if text is None:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def query_index(
     root: str | os.PathLike[str],
     *,
@@ -224,10 +235,13 @@ def query_index(
 ) -> IndexAnswer | None:
     """Up to `limit` candidates ranked like `list_candidates` (`needle` already lower-cased).
 
-    None when the index cannot answer: missing, locked, of another version, damaged, or last
+    None when the index cannot answer: missing, locked, of another version, damaged, last
     caught up with the logs (or with one of `sources`) more than `max_age` seconds ago (see the
-    module doc).
+    module doc), or asked for text SQLite cannot take (a lone surrogate, as a command-line argument
+    that is not UTF-8 arrives): the caller then asks the opened store, which compares in Python.
     """
+    if not all(_sqlite_text(text) for text in (exclude_id, target_cwd, needle)):
+        return None
     path = index_path_for(Path(root).expanduser().absolute(), create=False)
     if not path.is_file():
         return None

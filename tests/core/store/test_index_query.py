@@ -148,6 +148,16 @@ def test_a_stale_missing_or_foreign_index_is_not_answered_from(tmp_path: Path) -
     assert query_index(tmp_path, exclude_id="", target_cwd=None, needle="", limit=5, max_age=60) is None
 
 
+def test_text_sqlite_cannot_take_is_left_to_the_store(tmp_path: Path) -> None:
+    """A command-line argument that is not UTF-8 arrives with lone surrogates: no answer, no error."""
+    write_session(tmp_path, random.Random(3), "s1", "/w")
+    open_store(tmp_path).close()
+    for asked in ({"needle": "\udcff"}, {"target_cwd": "/w\udcff"}, {"exclude_id": "\udcff"}):
+        options: dict[str, Any] = {"exclude_id": "", "target_cwd": "/w", "needle": "", **asked}
+        assert query_index(tmp_path, limit=5, max_age=60, **options) is None, asked
+    assert query_index(tmp_path, exclude_id="", target_cwd="/w", needle="", limit=5, max_age=60) is not None
+
+
 def test_the_query_never_writes(tmp_path: Path) -> None:
     write_session(tmp_path, random.Random(2), "s1", "/w")
     open_store(tmp_path).close()

@@ -53,6 +53,7 @@ def sandbox(store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 @given(argv=ARGV)
 @example(argv=["sessions", "--limit", "9" * 5000])
 @example(argv=["show", "\udcff"])
+@example(argv=["sessions", "\udcff"])  # a non-UTF-8 query: the index cannot be asked
 @example(argv=["prepare", "@[" * 40, "--session", "a"])
 @example(argv=["mention", "alpha", "--label", "\x1b[2J"])
 @example(argv=["demo", "--pace", "nan"])
