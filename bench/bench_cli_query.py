@@ -34,8 +34,15 @@ TARGET_S = 0.5
 
 def one_call(store_root: Path, extra: list[str]) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one CLI process."""
-    command = [sys.executable, "-c", "import sys; from sessionref_tui.cli import main; sys.exit(main())",
-               *QUERY, "--store", str(store_root), *extra]
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from sessionref_tui.cli import main; sys.exit(main())",
+        *QUERY,
+        "--store",
+        str(store_root),
+        *extra,
+    ]
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None and process.stderr is not None

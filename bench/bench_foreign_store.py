@@ -160,7 +160,9 @@ def measure(name: str, directory: Path) -> dict[str, Any]:
 def run(name: str, directory: Path) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, __file__, "--measure", name, "--dir", str(directory)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -202,15 +204,21 @@ def main() -> None:
         print(f"\n### All sources on: {first['sessions']:,} sessions, {total_mb:,.0f} MB of histories\n")
         print("| measure | seconds | peak RSS MB | note |")
         print("|---|---:|---:|---|")
-        print(f"| first open (index built) | {first['seconds']:.2f} | {first['rss_mb']:.0f} |"
-              f" {first['progress_reports']} progress reports up to {first['progress_total']:,} |")
+        print(
+            f"| first open (index built) | {first['seconds']:.2f} | {first['rss_mb']:.0f} |"
+            f" {first['progress_reports']} progress reports up to {first['progress_total']:,} |"
+        )
         print(f"| reopen (stat every file) | {reopen['seconds']:.2f} | {reopen['rss_mb']:.0f} | |")
         print(f"| reopen from the index | {from_index['seconds']:.2f} | {from_index['rss_mb']:.0f} | |")
         print(f"| catch-up, {grown:,} files grown | {catch_up['seconds']:.2f} | {catch_up['rss_mb']:.0f} | |")
-        print(f"| read the largest Claude Code session | {read_one['seconds']:.3f}"
-              f" | {read_one['rss_mb']:.0f} | {read_one['kb']:,.0f} KB, {read_one['events']} messages |")
-        print(f"\nKeystroke latency, `list_candidates` over {keys['sessions']:,} sessions"
-              f" ({keys['count']} keystrokes): p50 {keys['p50']:.3f} ms, p99 {keys['p99']:.3f} ms")
+        print(
+            f"| read the largest Claude Code session | {read_one['seconds']:.3f}"
+            f" | {read_one['rss_mb']:.0f} | {read_one['kb']:,.0f} KB, {read_one['events']} messages |"
+        )
+        print(
+            f"\nKeystroke latency, `list_candidates` over {keys['sessions']:,} sessions"
+            f" ({keys['count']} keystrokes): p50 {keys['p50']:.3f} ms, p99 {keys['p99']:.3f} ms"
+        )
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

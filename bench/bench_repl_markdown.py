@@ -53,8 +53,10 @@ def stream_reply() -> tuple[list[float], float]:
     chunks = [word if index == 0 else " " + word for index, word in enumerate(words)]
     samples = []
     for chunk in chunks:
-        event = {"type": "assistant/chunk",
-                 "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "text": chunk}}}
+        event = {
+            "type": "assistant/chunk",
+            "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "text": chunk}},
+        }
         start = time.perf_counter()
         transcript.show_event(event)
         samples.append((time.perf_counter() - start) * 1000)
@@ -72,8 +74,12 @@ def main() -> None:
     markdown_lines(PARAGRAPH, WIDTH)  # warm imports and pygments
     print(f"Markdown rendering at {WIDTH} columns, {rounds} rounds\n")
     print("| what | p50 ms | p99 ms | max ms |\n|---|---|---|---|")
-    for name, block in (("paragraph (~60 words)", PARAGRAPH), ("list (10 items)", LIST),
-                        ("code block (30 lines)", CODE), ("table (10 rows)", TABLE)):
+    for name, block in (
+        ("paragraph (~60 words)", PARAGRAPH),
+        ("list (10 items)", LIST),
+        ("code block (30 lines)", CODE),
+        ("table (10 rows)", TABLE),
+    ):
         print(row(f"one block: {name}", timed(lambda block=block: markdown_lines(block, WIDTH), rounds)))
     chunk_samples: list[float] = []
     totals: list[float] = []

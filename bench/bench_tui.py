@@ -366,8 +366,11 @@ def print_keystroke_rows(keys: KeystrokeTimes) -> None:
         ("… the same frame, from the end of the debounce", keys.after_debounce, ""),
         ("… of which the candidate lookup", keys.lookups, ""),
         ("keystroke → typed character drawn", keys.echoed, ""),
-        *((("conversation search beside it (not awaited by the rows)", keys.said_lookups, ""),)
-          if keys.said_lookups else ()),
+        *(
+            (("conversation search beside it (not awaited by the rows)", keys.said_lookups, ""),)
+            if keys.said_lookups
+            else ()
+        ),
     ):
         print(
             f"| {label} (ms) | {percentile(samples, 0.5):.1f} | {percentile(samples, 0.99):.1f} | "
@@ -408,8 +411,12 @@ def main() -> None:
         "--key-interval-ms", type=float, default=120, help="typing cadence: least time between two keys"
     )
     parser.add_argument("--text-search", action="store_true", help="search what was said too (issue 10)")
-    parser.add_argument("--queries", type=lambda text: text.split(","), default=QUERIES,
-                        help="comma-separated queries typed after @ (default: %(default)s)")
+    parser.add_argument(
+        "--queries",
+        type=lambda text: text.split(","),
+        default=QUERIES,
+        help="comma-separated queries typed after @ (default: %(default)s)",
+    )
     parser.add_argument("--cwd", default=CWD, help="the workspace folder (ranks sessions of it first)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="sessionref-bench-tui-"))

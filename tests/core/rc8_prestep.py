@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from sessionref.service.references import SessionReferences
 
 
-
 def is_direct_user_message(message: Mapping[str, Any]) -> bool:
     """True for a message typed by the human (not plugin context, tools or earlier snapshots)."""
     source = message.get("source")

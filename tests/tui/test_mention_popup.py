@@ -243,7 +243,6 @@ MANY = tuple(
 
 
 class TestScrolling:
-
     async def test_at_most_eight_rows_show_and_the_list_scrolls_with_a_position(self) -> None:
         app = ComposerHarness(FakeSource(MANY))
         async with app.run_test(size=(80, 30)) as pilot:

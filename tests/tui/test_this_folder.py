@@ -1,4 +1,4 @@
-""""This folder" is the current session's folder in the sidebar, the switcher and the picker, and is named."""
+"""The current session's folder is "This folder" in the sidebar, the switcher and the picker, named."""
 
 from __future__ import annotations
 

@@ -268,8 +268,10 @@ class SessionrefApp(SessionView):
             return self._submit_signal is not None
         agent = self._agent
         if action == "stop_turn":
-            return self._submit_signal is None and is_agent(agent) and (
-                agent.status == "running" or bool(self.workspace.queued(agent))
+            return (
+                self._submit_signal is None
+                and is_agent(agent)
+                and (agent.status == "running" or bool(self.workspace.queued(agent)))
             )
         if action == "mention_in_new_session":
             return is_agent(agent) and not agent.writable

@@ -120,24 +120,42 @@ def _claude_home(root: Path, cwd: str, now_ms: int) -> None:
               {"type": "tool_use", "id": "toolu_ci_1", "name": "Read",
                "input": {"file_path": f"{cwd}/.github/workflows/ci.yml"}})  # fmt: skip
     ci.tool_result("toolu_ci_1", "jobs:\n  test:\n    steps: [checkout, setup-python, pip install, pytest]\n")
-    ci.answer(_text("Three things dominate: `pip install` without a cache (4 min), the full test suite "
-                    "in one process (8 min) and a Docker build nobody uses on pull requests (2 min)."))
+    ci.answer(
+        _text(
+            "Three things dominate: `pip install` without a cache (4 min), the full test suite "
+            "in one process (8 min) and a Docker build nobody uses on pull requests (2 min)."
+        )
+    )
     ci.prompt("Fix the first two.")
-    ci.answer(_text("Done: `actions/cache` keyed on the lock file, and `pytest -n auto` with the slow "
-                    "integration tests marked and run nightly. A push now takes 4 min 10 s."))
+    ci.answer(
+        _text(
+            "Done: `actions/cache` keyed on the lock file, and `pytest -n auto` with the slow "
+            "integration tests marked and run nightly. A push now takes 4 min 10 s."
+        )
+    )
     ci.title("Speed up CI (14 → 4 min)")
     ci.save(root)
 
     webhook = _Claude("claude-webhook", ELSEWHERE, now_ms - 6 * DAY_MS)
     webhook.prompt("Refund webhooks are accepted without checking the signature. Plan a fix.")
-    webhook.answer(_text("Verify the HMAC header against the raw body before parsing JSON, with a "
-                         "constant-time compare and a 5-minute timestamp window."))
-    webhook.compact("The user asked to secure the refund webhook. Agreed: HMAC over the raw body, "
-                    "constant-time compare, reject timestamps older than 5 minutes, rotate the secret "
-                    "through the vault. Done: verification middleware and its tests.")
+    webhook.answer(
+        _text(
+            "Verify the HMAC header against the raw body before parsing JSON, with a "
+            "constant-time compare and a 5-minute timestamp window."
+        )
+    )
+    webhook.compact(
+        "The user asked to secure the refund webhook. Agreed: HMAC over the raw body, "
+        "constant-time compare, reject timestamps older than 5 minutes, rotate the secret "
+        "through the vault. Done: verification middleware and its tests."
+    )
     webhook.prompt("Now roll it out without breaking the partner that still sends unsigned calls.")
-    webhook.answer(_text("Log-only mode for a week with a per-partner allowlist, then enforce; the "
-                         "dashboard counts unsigned calls per partner so we know who to chase."))
+    webhook.answer(
+        _text(
+            "Log-only mode for a week with a per-partner allowlist, then enforce; the "
+            "dashboard counts unsigned calls per partner so we know who to chase."
+        )
+    )
     webhook.summary("Refund webhook signature check")
     webhook.save(root)
 
@@ -166,25 +184,67 @@ def _codex_home(root: Path, cwd: str, now_ms: int) -> None:
         ]
 
     records = [
-        line("session_meta", {"id": native, "timestamp": _iso(start), "cwd": cwd,
-                              "originator": "codex_cli_rs", "cli_version": "0.63.0", "source": "cli",
-                              "model_provider": "openai"}),
-        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": (
-            f"<environment_context>\n  <cwd>{cwd}</cwd>\n  <sandbox_mode>workspace-write</sandbox_mode>\n"
-            "</environment_context>")}]}),
+        line(
+            "session_meta",
+            {
+                "id": native,
+                "timestamp": _iso(start),
+                "cwd": cwd,
+                "originator": "codex_cli_rs",
+                "cli_version": "0.63.0",
+                "source": "cli",
+                "model_provider": "openai",
+            },
+        ),
+        line(
+            "response_item",
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": (
+                            f"<environment_context>\n  <cwd>{cwd}</cwd>\n"
+                            "  <sandbox_mode>workspace-write</sandbox_mode>\n"
+                            "</environment_context>"
+                        ),
+                    }
+                ],
+            },
+        ),
         line("turn_context", {"cwd": cwd, "approval_policy": "on-request", "model": "gpt-5-codex"}),
         *said("user", "The /payments list endpoint times out past 50k rows. Add pagination."),
         line("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "gAAAAB..."}),
-        line("response_item", {"type": "function_call", "name": "shell", "call_id": "call_1",
-                               "arguments": json.dumps({"command": ["rg", "def list_payments"]})}),
-        line("response_item", {"type": "function_call_output", "call_id": "call_1",
-                               "output": "api/payments.py:88:def list_payments(request):"}),
-        *said("assistant", "Switched `list_payments` to keyset pagination on (created_at, id) with a "
-                           "`cursor` parameter and a default page of 100; offset pagination would still "
-                           "scan the skipped rows."),
+        line(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "shell",
+                "call_id": "call_1",
+                "arguments": json.dumps({"command": ["rg", "def list_payments"]}),
+            },
+        ),
+        line(
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": "call_1",
+                "output": "api/payments.py:88:def list_payments(request):",
+            },
+        ),
+        *said(
+            "assistant",
+            "Switched `list_payments` to keyset pagination on (created_at, id) with a "
+            "`cursor` parameter and a default page of 100; offset pagination would still "
+            "scan the skipped rows.",
+        ),
         *said("user", "Keep the old `page` parameter working for one release."),
-        *said("assistant", "`page` still works and answers with a `Deprecation` header pointing to "
-                           "`cursor`; a test covers both."),
+        *said(
+            "assistant",
+            "`page` still works and answers with a `Deprecation` header pointing to "
+            "`cursor`; a test covers both.",
+        ),
         line("event_msg", {"type": "token_count", "info": None}),
     ]
     day = datetime.fromtimestamp(start / 1000, tz=UTC)
@@ -212,13 +272,26 @@ def _gemini_home(root: Path, now_ms: int) -> None:
     records = [
         {"sessionId": native, "projectHash": "notes", "startTime": _iso(start), "lastUpdated": _iso(start)},
         message(1, "user", "Summarise the Q3 roadmap doc in five bullets."),
-        message(2, "gemini", [{"text": "Thinking about the doc structure.", "thought": True},
-                              {"text": "- Self-serve refunds\n- Faster checkout\n- EU data residency\n"
-                                       "- Partner API v2\n- Retire the legacy dashboard"}],
-                model="gemini-2.5-pro", tokens={"input": 5210, "output": 61}),
+        message(
+            2,
+            "gemini",
+            [
+                {"text": "Thinking about the doc structure.", "thought": True},
+                {
+                    "text": "- Self-serve refunds\n- Faster checkout\n- EU data residency\n"
+                    "- Partner API v2\n- Retire the legacy dashboard"
+                },
+            ],
+            model="gemini-2.5-pro",
+            tokens={"input": 5210, "output": 61},
+        ),
         message(3, "user", "Which of these depend on the billing team?"),
-        message(4, "gemini", "Self-serve refunds and EU data residency: both change how invoices are "
-                             "stored.", model="gemini-2.5-pro"),
+        message(
+            4,
+            "gemini",
+            "Self-serve refunds and EU data residency: both change how invoices are stored.",
+            model="gemini-2.5-pro",
+        ),
         {"$set": {"summary": "Q3 roadmap summary", "lastUpdated": _iso(start + 4 * MINUTE_MS)}},
     ]
     stamp = datetime.fromtimestamp(start / 1000, tz=UTC).strftime("%Y-%m-%dT%H-%M")

@@ -179,7 +179,7 @@ def wrap_cells(line: str, width: int) -> list[str]:
             head = head or run[0]  # a wide character in a one-cell row: it cannot be split
             pieces.append(current + head)
             current = ""
-            run = run[len(head):]
+            run = run[len(head) :]
         current += run
     if current or not pieces:
         pieces.append(current.rstrip(" ") if pieces else current)

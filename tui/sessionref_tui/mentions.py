@@ -279,9 +279,7 @@ def active_mention_token_in(document: ChipDocument, cursor: int) -> MentionToken
     return token
 
 
-def accept_mention(
-    document: ChipDocument, token: MentionToken, mention: str
-) -> tuple[ChipDocument, int]:
+def accept_mention(document: ChipDocument, token: MentionToken, mention: str) -> tuple[ChipDocument, int]:
     """Replace `token` with the canonical `mention` as a chip followed by a space.
 
     Returns the new document and the cursor position after the chip (after the

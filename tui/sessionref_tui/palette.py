@@ -29,6 +29,7 @@ from sessionref_tui.source_marks import source_color, source_mark
 if TYPE_CHECKING:
     from sessionref_tui.app import SessionrefApp
 
+
 @dataclass(frozen=True, slots=True)
 class AppCommand:
     """A palette entry: its name, one line of help and the app action it runs."""

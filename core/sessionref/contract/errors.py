@@ -44,7 +44,6 @@ class ErrorCode(StrEnum):
     CANCELLED = "SESSION_REFERENCE_CANCELLED"
 
 
-
 class CodedError(Exception):
     """Base of every error sessionref shows to a person: a stable `code` and a readable `message`.
 

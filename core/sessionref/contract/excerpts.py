@@ -28,4 +28,4 @@ def bounded_excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     tail = limit // 3
     head = limit - tail
     left_out = len(text) - head - tail
-    return f"{text[:head]}…[{left_out} characters left out]…{text[len(text) - tail:]}"
+    return f"{text[:head]}…[{left_out} characters left out]…{text[len(text) - tail :]}"

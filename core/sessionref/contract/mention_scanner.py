@@ -47,9 +47,7 @@ from typing import Final, NamedTuple
 
 __all__ = ["JS_LINE_TERMINATORS", "JS_WHITESPACE", "MentionMatch", "scan_mentions"]
 
-JS_WHITESPACE: Final = (
-    "\t\n\u000b\u000c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
+JS_WHITESPACE: Final = "\t\n\u000b\u000c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 """JavaScript's `\\s` as a character-class body. Python's `\\s` differs (it adds U+001C-U+001F and
 U+0085 and lacks U+FEFF), so the class is spelled out."""
 JS_LINE_TERMINATORS: Final = "\n\r\u2028\u2029"

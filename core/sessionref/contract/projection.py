@@ -142,7 +142,4 @@ def project_session_conversation(snapshot: SurfaceSnapshot) -> list[ProjectedIte
     union (`user/message`, `assistant/message`, `tool/result`, `system/message`).
     """
     columns = project_conversation_columns(snapshot)
-    return [
-        ProjectedItem(role, text, checkpoint)
-        for role, text, checkpoint in zip(*columns, strict=True)
-    ]
+    return [ProjectedItem(role, text, checkpoint) for role, text, checkpoint in zip(*columns, strict=True)]

@@ -83,8 +83,6 @@ def normalize_title(text: object) -> str | None:
     return clipped or None
 
 
-
-
 def is_direct_user_message(message: object) -> bool:
     """True for a user message typed by a person (`source.kind == "user"`)."""
     if not isinstance(message, dict):

@@ -145,4 +145,4 @@ def parse_placement(value: object) -> Placement:
     for placement in PLACEMENTS:
         if text == placement:
             return placement
-    raise BadValue(f"must be \"before\" or \"after\", got {shown_value(text)}")
+    raise BadValue(f'must be "before" or "after", got {shown_value(text)}')

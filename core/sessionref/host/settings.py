@@ -77,7 +77,6 @@ DEFAULT_MODEL: Final = "gpt-4o-mini"
 DEFAULT_TIMEOUT: Final = 60.0
 
 
-
 class SettingsError(CodedError):
     """Invalid settings: ``code`` is SETTINGS_INVALID (a value or key) or SETTINGS_FILE_INVALID (the file)."""
 

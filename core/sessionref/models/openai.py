@@ -145,7 +145,11 @@ class OpenAIChatModel:
             client_timeout = httpx.Timeout(self.timeout)
             async with httpx.AsyncClient(timeout=client_timeout, follow_redirects=False) as client:
                 response = await send_following_redirects(
-                    client, self.endpoint, body=body, headers=self._headers(), deadline=deadline,
+                    client,
+                    self.endpoint,
+                    body=body,
+                    headers=self._headers(),
+                    deadline=deadline,
                     max_redirects=self.limits.max_redirects,
                 )
                 try:

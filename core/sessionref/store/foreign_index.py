@@ -263,6 +263,8 @@ def parse_caught_up(text: object) -> dict[str, dict[str, Any]]:
     return {
         kind: {"root": item["root"], "at": item["at"]}
         for kind, item in value.items()
-        if kind in SOURCE_KINDS and isinstance(item, dict)
-        and isinstance(item.get("root"), str) and _integer(item.get("at"))
+        if kind in SOURCE_KINDS
+        and isinstance(item, dict)
+        and isinstance(item.get("root"), str)
+        and _integer(item.get("at"))
     }

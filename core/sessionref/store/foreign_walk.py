@@ -269,7 +269,7 @@ class RootWalk:
                 summary
                 for path in paths
                 if (summary := summaries.get(path) or self._summary(path, project_cwds, fresh=False))
-            is not None
+                is not None
                 and summary.session_id == session_id
             ]
             if chosen:  # several files of one session: the one with the newest activity is read

@@ -70,7 +70,10 @@ _RANKED = (
 _UNION = (
     "SELECT path, session_id, cwd, created_at, activity, label, kind, root FROM ("
     "SELECT path, session_id, cwd, created_at, coalesce(last_time, created_at) AS activity, "
-    + _LABEL + " AS label, NULL AS kind, NULL AS root FROM logs WHERE " + _VALID + " UNION ALL "
+    + _LABEL
+    + " AS label, NULL AS kind, NULL AS root FROM logs WHERE "
+    + _VALID
+    + " UNION ALL "
     "SELECT paths, session_id, cwd, created_at, updated_at, coalesce(title, session_id), kind, root"
     " FROM foreign_sessions WHERE {sources})"
     " WHERE (:needle = '' OR "
@@ -255,9 +258,13 @@ def query_index(
         if not fresh:
             return None
         found = _candidates(connection, exclude_id, target_cwd, needle, limit, sources) if limit > 0 else []
-        any_sessions = bool(found) or connection.execute(_ANY).fetchone() is not None or any(
-            connection.execute(_ANY_FOREIGN, (source.kind, source.root)).fetchone() is not None
-            for source in sources
+        any_sessions = (
+            bool(found)
+            or connection.execute(_ANY).fetchone() is not None
+            or any(
+                connection.execute(_ANY_FOREIGN, (source.kind, source.root)).fetchone() is not None
+                for source in sources
+            )
         )
         return IndexAnswer(found, any_sessions)
     except sqlite3.Error:

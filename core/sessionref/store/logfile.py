@@ -331,4 +331,3 @@ def parse_log(data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Header and readable events of a whole log (see `parse_log_report`)."""
     report = parse_log_report(data)
     return report.header, report.events
-

@@ -63,9 +63,7 @@ class LoopWrites(SessionWrites):
         """`create_session` on the new session's writer, off the event loop."""
         chosen = str(uuid.uuid4()) if session_id is None else session_id
         created = _given(created_at=created_at)
-        return await self._in_lane(
-            chosen, lambda: self.create_session(cwd=cwd, session_id=chosen, **created)
-        )
+        return await self._in_lane(chosen, lambda: self.create_session(cwd=cwd, session_id=chosen, **created))
 
     async def rename_async(self, session_id: str, title: str, *, time_ms: int | None = None) -> None:
         """`rename` on the session's writer, off the event loop."""

@@ -56,13 +56,7 @@ def _is_utf8(text: str) -> bool:
 
 def valid_segment(name: str) -> bool:
     """Whether the store enters a folder of this name: not hidden, not `.`/`..`, UTF-8, no separator."""
-    return (
-        name != ""
-        and name[0] != "."
-        and "/" not in name
-        and not _has_forbidden(name)
-        and _is_utf8(name)
-    )
+    return name != "" and name[0] != "." and "/" not in name and not _has_forbidden(name) and _is_utf8(name)
 
 
 def log_path_shape(relative: str) -> bool:

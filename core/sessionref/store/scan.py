@@ -32,7 +32,6 @@ from sessionref.store.paths import is_link, open_log_nofollow
 log = logging.getLogger("sessionref.store")
 
 
-
 @dataclass(slots=True)
 class LogState:
     """What the discovery index knows about one log file (path relative to the store root)."""

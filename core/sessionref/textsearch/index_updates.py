@@ -25,6 +25,7 @@ BATCH_ROWS = 50_000
 # Sessions per write transaction at most (a catch-up of many small changes still commits often).
 BATCH_SESSIONS = 2_000
 
+
 @dataclass
 class _Bulk:
     """Shards a bulk update wrote to, and those already merged."""

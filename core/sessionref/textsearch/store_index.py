@@ -65,6 +65,7 @@ Search may miss a message for that second; a shorter delay re-reads busy logs mo
 
 NOT_OPEN: Final = "the index of what was said is closed"
 
+
 class StoreConversationIndex:
     """The conversation index of `store` (see the module doc). Thread-safe.
 

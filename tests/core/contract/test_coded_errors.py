@@ -79,8 +79,10 @@ def test_anything_else_is_an_internal_error_whose_traceback_goes_to_the_log() ->
 
 def test_without_a_log_the_message_says_the_traceback_was_not_kept() -> None:
     code, message = describe_error(RuntimeError("boom"))
-    assert (code, message) == (INTERNAL_ERROR, "unexpected RuntimeError: boom — a bug in sessionref; "
-                               "its traceback was not kept")
+    assert (code, message) == (
+        INTERNAL_ERROR,
+        "unexpected RuntimeError: boom — a bug in sessionref; its traceback was not kept",
+    )
 
 
 def test_messages_and_codes_are_bounded_and_the_log_pointer_survives() -> None:

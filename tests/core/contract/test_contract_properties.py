@@ -32,7 +32,7 @@ PLAIN_TEXT = st.text(alphabet=st.sampled_from("abc XYZ.,!?"))
 # which would make the byte accounting below inexact by design.
 MESSAGE_TEXT = st.text(
     alphabet=st.one_of(
-        st.sampled_from("ab <>&\\\"\n\t\x00\x7f\u2028"),
+        st.sampled_from('ab <>&\\"\n\t\x00\x7f\u2028'),
         st.sampled_from("界é\U0001f600"),
         SURROGATES,
     ),

@@ -17,7 +17,14 @@ from sessionref.contract.terminal_text import (
 
 BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 UNSAFE_CODES = [
-    *range(0x00, 0x20), *range(0x7F, 0xA0), *BIDI_CONTROLS, 0x2028, 0x2029, 0xD800, 0xDBFF, 0xDFFF
+    *range(0x00, 0x20),
+    *range(0x7F, 0xA0),
+    *BIDI_CONTROLS,
+    0x2028,
+    0x2029,
+    0xD800,
+    0xDBFF,
+    0xDFFF,
 ]
 
 # Any text at all, lone surrogates included (hypothesis' default text() leaves them out).
@@ -57,9 +64,7 @@ def test_inert_output_is_always_safe_and_encodable(text: str) -> None:
 
 @given(ANY_TEXT)
 def test_inert_changes_exactly_the_unsafe_characters(text: str) -> None:
-    expected = "".join(
-        spelled_out(ord(char)) if UNSAFE_CHARACTER.fullmatch(char) else char for char in text
-    )
+    expected = "".join(spelled_out(ord(char)) if UNSAFE_CHARACTER.fullmatch(char) else char for char in text)
     assert inert(text) == expected
 
 
@@ -72,8 +77,13 @@ def test_inert_lines_is_inert_per_line(text: str) -> None:
     assert inert_lines(text).split("\n") == [inert(line) for line in text.split("\n")]
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | ANY_TEXT, lambda inner: st.lists(inner)
-                    | st.dictionaries(ANY_TEXT, inner), max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | ANY_TEXT,
+        lambda inner: st.lists(inner) | st.dictionaries(ANY_TEXT, inner),
+        max_leaves=12,
+    )
+)
 def test_terminal_safe_json_parses_back_to_the_value_and_is_safe(value: object) -> None:
     compact = terminal_safe_json(value, compact=True)
     assert not has_unsafe_characters(compact)

@@ -138,7 +138,7 @@ TEXTS = [
     "abcdefghijklmnopqrstuvwxyz" * 7,
     "界\U0001f600" * 50,
     "x\ud800y" * 60,
-    "\0\n\r\t\"\\" * 40,
+    '\0\n\r\t"\\' * 40,
     "head\n" + "界😀" * 100 + "\ntail",
 ]
 

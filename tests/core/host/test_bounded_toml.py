@@ -30,10 +30,10 @@ def test_a_plain_configuration_parses() -> None:
         ("[model]\na = [1, [2]]", 2),
         ("[[list]]\n", 2),
         ("a = {b = {c = [1]}}", 3),
-        ('a = "[[[[[" # ]]]\nb = \'{{{\'', 0),
-        ('a = """\n[[[\n"""\nb = \'\'\'\n{{{\n\'\'\'', 0),
+        ("a = \"[[[[[\" # ]]]\nb = '{{{'", 0),
+        ("a = \"\"\"\n[[[\n\"\"\"\nb = '''\n{{{\n'''", 0),
         ('a = "\\"[[" \nb = [1]', 1),
-        ("a = \"unterminated [[[\nb = [1]", 1),
+        ('a = "unterminated [[[\nb = [1]', 1),
     ],
 )
 def test_nesting_is_measured_outside_strings_and_comments(text: str, depth: int) -> None:

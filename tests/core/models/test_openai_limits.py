@@ -32,8 +32,7 @@ FINISHED = (sse_event(delta_chunk("ok", "stop")), sse_event("[DONE]"))
 
 
 def model_for(server: FakeChatServer, **options: object) -> OpenAIChatModel:
-    return OpenAIChatModel(base_url=server.base_url, model="gpt-4o-mini", api_key="sk-test",
-                           **options)  # type: ignore[arg-type]
+    return OpenAIChatModel(base_url=server.base_url, model="gpt-4o-mini", api_key="sk-test", **options)  # type: ignore[arg-type]
 
 
 async def collect(model: OpenAIChatModel, received: list[str]) -> None:
@@ -105,8 +104,9 @@ async def test_an_endless_line_is_too_large_keeping_the_text_before_it(chat_serv
 
 
 async def test_a_complete_line_over_the_bound_is_too_large(chat_server: FakeChatServer) -> None:
-    chat_server.responder = stream_of(sse_event(delta_chunk("kept")), sse_event(delta_chunk("y" * 5000)),
-                                      *FINISHED)
+    chat_server.responder = stream_of(
+        sse_event(delta_chunk("kept")), sse_event(delta_chunk("y" * 5000)), *FINISHED
+    )
     received: list[str] = []
     error = await failure(model_for(chat_server, limits=StreamLimits(max_line_bytes=1024)), received)
     assert error.code == MODEL_STREAM_TOO_LARGE
@@ -207,11 +207,14 @@ async def test_a_redirect_to_another_host_is_reported_naming_the_location(
     assert len(chat_server.requests) == 1
 
 
-@pytest.mark.parametrize(("code", "location", "words"), [
-    (303, "/v1/result/1", "only 301, 302, 307 and 308"),
-    (307, None, "without a location"),
-    (300, "/v1/choices", "only 301, 302, 307 and 308"),
-])
+@pytest.mark.parametrize(
+    ("code", "location", "words"),
+    [
+        (303, "/v1/result/1", "only 301, 302, 307 and 308"),
+        (307, None, "without a location"),
+        (300, "/v1/choices", "only 301, 302, 307 and 308"),
+    ],
+)
 async def test_redirects_that_are_not_followed_say_what_they_are(
     chat_server: FakeChatServer, code: int, location: str | None, words: str
 ) -> None:

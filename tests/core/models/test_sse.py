@@ -87,15 +87,36 @@ def test_decoder_joins_data_lines_and_ignores_comments_and_other_fields() -> Non
     assert decoder.stray_lines == ["<html>"]
 
 
-SSE_ALPHABET = st.sampled_from([b"\r", b"\n", b"\r\n", b"data:", b"data: ", b":", b" ", b"x", b"\xef\xbb\xbf",
-                                b"\xff", b"\xe2\x80", b"[DONE]", b'{"choices":[{"delta":{"content":"hi"}}]}',
-                                b'{"error":{"message":"e"}}', b"{", b"[" * 50, b"event: y", b"\x00"])
+SSE_ALPHABET = st.sampled_from(
+    [
+        b"\r",
+        b"\n",
+        b"\r\n",
+        b"data:",
+        b"data: ",
+        b":",
+        b" ",
+        b"x",
+        b"\xef\xbb\xbf",
+        b"\xff",
+        b"\xe2\x80",
+        b"[DONE]",
+        b'{"choices":[{"delta":{"content":"hi"}}]}',
+        b'{"error":{"message":"e"}}',
+        b"{",
+        b"[" * 50,
+        b"event: y",
+        b"\x00",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(body=st.lists(SSE_ALPHABET, max_size=40).map(b"".join) | st.binary(max_size=300),
-       cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
-       limit=st.integers(min_value=1, max_value=64))
+@given(
+    body=st.lists(SSE_ALPHABET, max_size=40).map(b"".join) | st.binary(max_size=300),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
+    limit=st.integers(min_value=1, max_value=64),
+)
 @example(body=b"\xef\xbb", cuts=[1], limit=4)
 @example(body=b"a\r", cuts=[2], limit=4)
 @example(body=b"\r\n\r\n", cuts=[1, 2, 3], limit=1)
@@ -114,8 +135,10 @@ def test_any_split_gives_the_lines_of_the_whole_body_up_to_the_first_over_long_o
 
 
 @settings(max_examples=300, deadline=None)
-@given(body=st.lists(SSE_ALPHABET, max_size=60).map(b"".join) | st.binary(max_size=400),
-       cuts=st.lists(st.integers(min_value=0, max_value=500), max_size=6))
+@given(
+    body=st.lists(SSE_ALPHABET, max_size=60).map(b"".join) | st.binary(max_size=400),
+    cuts=st.lists(st.integers(min_value=0, max_value=500), max_size=6),
+)
 @example(body=b"data: " + b"[" * 5000 + b"\n\n", cuts=[])
 @example(body=b'data: {"choices":[{"delta":{"content":"\\ud800"}}]}\n\n', cuts=[])
 def test_fuzz_the_whole_sse_reader_raises_only_model_errors(body: bytes, cuts: list[int]) -> None:

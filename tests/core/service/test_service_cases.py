@@ -97,9 +97,7 @@ async def test_list_candidates_case(case: dict[str, Any]) -> None:
     candidates = await call
     assert [candidate.to_json("rc8") for candidate in candidates] == case["out"]
     same = [candidate.to_json()["sameWorkspace"] for candidate in candidates]
-    assert same == [
-        agent.cwd is not None and item.get("cwd") == agent.cwd for item in case["out"]
-    ]
+    assert same == [agent.cwd is not None and item.get("cwd") == agent.cwd for item in case["out"]]
 
 
 # The `rejected` case is the agent's pre-step chain's business (it only calls us for `enter`).

@@ -20,8 +20,9 @@ class Listing:
     """A SessionQuery that only lists: resolution must not need anything else."""
 
     def __init__(self, *ids: str) -> None:
-        self.records = [SessionRecord(session_id, created_at=1000 - index)
-                        for index, session_id in enumerate(ids)]
+        self.records = [
+            SessionRecord(session_id, created_at=1000 - index) for index, session_id in enumerate(ids)
+        ]
 
     async def list_sessions(self) -> Sequence[SessionRecord]:
         return self.records

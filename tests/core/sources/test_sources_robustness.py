@@ -273,8 +273,14 @@ KIND_AND_RECORDS = st.sampled_from(sorted(RECORDS)).flatmap(
 @example(  # a replaced history of three items in a two-line file: Gemini's seqs pass the line count
     case=(
         "gemini",
-        [{"$set": {"messages": [{"id": None, "type": "error", "content": None}] * 2
-                   + [{"id": None, "type": "user", "content": "hello world"}]}}],
+        [
+            {
+                "$set": {
+                    "messages": [{"id": None, "type": "error", "content": None}] * 2
+                    + [{"id": None, "type": "user", "content": "hello world"}]
+                }
+            }
+        ],
     )
 )
 def test_random_records_project_and_the_scan_agrees_with_the_read(

@@ -62,8 +62,12 @@ async def test_ranking_puts_the_same_folder_first_whatever_the_source(tmp_path: 
         assert cwds[: len(same)] == same and len(same) >= 4  # Claude and Gemini sessions of that folder
         activity = [record.last_activity for record, _ in found[: len(same)]]
         assert activity == sorted(activity, reverse=True)
-        labels = [label for _, label in await store.search_candidates(
-            exclude_id="", target_cwd=None, needle="release", limit=5)]
+        labels = [
+            label
+            for _, label in await store.search_candidates(
+                exclude_id="", target_cwd=None, needle="release", limit=5
+            )
+        ]
         assert labels == ["Write release notes for v2"]
 
 

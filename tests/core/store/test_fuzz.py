@@ -38,13 +38,30 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=12,
 )
-types = st.sampled_from(
-    ["user/message", "assistant/message", "tool/result", "system/message", "turn/start", "session/title",
-     "text-chunks", "tool-call-chunks", "reasoning-chunks", "session"]
-) | json_values
-surface_ops = st.sampled_from(["append"]) | st.fixed_dictionaries(
-    {"op": st.just("replace"), "start": st.integers(-2, 8), "end": st.integers(-2, 8)}
-) | json_values
+types = (
+    st.sampled_from(
+        [
+            "user/message",
+            "assistant/message",
+            "tool/result",
+            "system/message",
+            "turn/start",
+            "session/title",
+            "text-chunks",
+            "tool-call-chunks",
+            "reasoning-chunks",
+            "session",
+        ]
+    )
+    | json_values
+)
+surface_ops = (
+    st.sampled_from(["append"])
+    | st.fixed_dictionaries(
+        {"op": st.just("replace"), "start": st.integers(-2, 8), "end": st.integers(-2, 8)}
+    )
+    | json_values
+)
 events = st.fixed_dictionaries(
     {"type": types, "seq": st.integers(-1, 12) | json_values},
     optional={
@@ -132,8 +149,15 @@ def test_build_events_raises_only_store_errors(candidates: list[Any]) -> None:
 
 
 row_paths = st.sampled_from(
-    ["--w--/s/session.jsonl", "--w--/s/session.jsonl.zstd", "../x/session.jsonl", "/abs/s/session.jsonl",
-     "--w--/.h/session.jsonl", "a/b/c/session.jsonl", "--w--/s\x00/session.jsonl"]
+    [
+        "--w--/s/session.jsonl",
+        "--w--/s/session.jsonl.zstd",
+        "../x/session.jsonl",
+        "/abs/s/session.jsonl",
+        "--w--/.h/session.jsonl",
+        "a/b/c/session.jsonl",
+        "--w--/s\x00/session.jsonl",
+    ]
 ) | st.text(max_size=30)
 row_values = st.none() | st.integers(-(2**62), 2**62) | st.text(max_size=20) | st.floats(allow_nan=False)
 

@@ -43,15 +43,36 @@ def write_session(
     lines = [line(header)]
     seq = 0
     if rng.random() < 0.7:  # a direct prompt: its fallback title
-        message = {"source": {"kind": "user"}, "content": [{"type": "text", "text": word(rng, 12)}],
-                   "role": "user", "id": f"m{seq}"}
-        lines.append(line({"type": "user/message", "seq": seq, "time": created + rng.randrange(0, 3) * 1000,
-                           "data": message, "surfaceOp": "append"}))
+        message = {
+            "source": {"kind": "user"},
+            "content": [{"type": "text", "text": word(rng, 12)}],
+            "role": "user",
+            "id": f"m{seq}",
+        }
+        lines.append(
+            line(
+                {
+                    "type": "user/message",
+                    "seq": seq,
+                    "time": created + rng.randrange(0, 3) * 1000,
+                    "data": message,
+                    "surfaceOp": "append",
+                }
+            )
+        )
         seq += 1
     if rng.random() < 0.4:  # a rename
         title = {"title": word(rng, 8), "messageSeqs": [], "source": {"kind": "user"}}
-        lines.append(line({"type": "session/title", "seq": seq, "time": created + rng.randrange(0, 5) * 1000,
-                           "data": title}))
+        lines.append(
+            line(
+                {
+                    "type": "session/title",
+                    "seq": seq,
+                    "time": created + rng.randrange(0, 5) * 1000,
+                    "data": title,
+                }
+            )
+        )
     folder = root / (project or project_key(cwd)) / encode_session_segment(session_id)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "session.jsonl").write_text("".join(lines), "utf-8")
@@ -112,8 +133,10 @@ async def test_the_index_query_gives_exactly_the_generic_candidates(tmp_path: Pa
                     tmp_path, exclude_id=exclude, target_cwd=target, needle=needle, limit=limit, max_age=3600
                 )
                 assert answer is not None and answer.any_sessions
-                got = [(record.id, record.cwd, record.created_at, record.updated_at, label)
-                       for record, label in answer.found]
+                got = [
+                    (record.id, record.cwd, record.created_at, record.updated_at, label)
+                    for record, label in answer.found
+                ]
                 want = [(c.session_id, c.cwd, c.created_at, c.updated_at, c.label) for c in expected]
                 assert got == want, (needle_text, target, exclude, limit)
 
@@ -136,12 +159,12 @@ def test_a_stale_missing_or_foreign_index_is_not_answered_from(tmp_path: Path) -
     write_session(tmp_path, random.Random(1), "s1", "/w")
     open_store(tmp_path).close()
     now = time.time_ns() // 1_000_000
-    fresh = query_index(tmp_path, exclude_id="", target_cwd=None, needle="", limit=5, max_age=60,
-                        now_ms=now)
+    fresh = query_index(tmp_path, exclude_id="", target_cwd=None, needle="", limit=5, max_age=60, now_ms=now)
     assert fresh is not None and [record.id for record, _ in fresh.found] == ["s1"]
     later = now + 61_000
-    stale = query_index(tmp_path, exclude_id="", target_cwd=None, needle="", limit=5, max_age=60,
-                        now_ms=later)
+    stale = query_index(
+        tmp_path, exclude_id="", target_cwd=None, needle="", limit=5, max_age=60, now_ms=later
+    )
     assert stale is None
     index = tmp_path / INDEX_FILE_NAME
     index.write_bytes(b"not a database at all" * 100)

@@ -195,9 +195,18 @@ async def test_async_create_rename_and_compaction_run_on_the_session_writer(stor
     assert store.title("s1") == "A title"
     await store.append_async(
         "s1",
-        [{"type": "user/message", "surfaceOp": "append",
-          "data": {"source": {"kind": "user"}, "content": [{"type": "text", "text": "q"}],
-                   "role": "user", "id": "m1"}}],
+        [
+            {
+                "type": "user/message",
+                "surfaceOp": "append",
+                "data": {
+                    "source": {"kind": "user"},
+                    "content": [{"type": "text", "text": "q"}],
+                    "role": "user",
+                    "id": "m1",
+                },
+            }
+        ],
     )
     checkpoint = await store.write_compaction_async("s1", "summary")
     assert checkpoint["surfaceOp"]["op"] == "replace"

@@ -14,17 +14,28 @@ HOSTILE_ID = "hostile\x1b[31m"
 
 def user_message(text: str, message_id: str) -> dict[str, Any]:
     """A direct user message event, as the agent writes it."""
-    data = {"source": {"kind": "user"}, "content": [{"type": "text", "text": text}], "role": "user",
-            "id": message_id}
+    data = {
+        "source": {"kind": "user"},
+        "content": [{"type": "text", "text": text}],
+        "role": "user",
+        "id": message_id,
+    }
     return {"type": "user/message", "data": data, "surfaceOp": "append"}
 
 
 def assistant_message(text: str, turn: int = 1) -> dict[str, Any]:
     """A completed assistant reply event."""
-    message = {"id": f"a{turn}", "role": "assistant", "content": [{"type": "text", "text": text}],
-               "source": {"kind": "model", "provider": "demo", "model": "demo"}}
-    return {"type": "assistant/message", "data": {"turn": turn, "step": 1, "message": message},
-            "surfaceOp": "append"}
+    message = {
+        "id": f"a{turn}",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "model", "provider": "demo", "model": "demo"},
+    }
+    return {
+        "type": "assistant/message",
+        "data": {"turn": turn, "step": 1, "message": message},
+        "surfaceOp": "append",
+    }
 
 
 def build_store(root: Path) -> Path:
@@ -33,8 +44,9 @@ def build_store(root: Path) -> Path:
     store = open_store(root)
     try:
         store.create_session(cwd=HERE, session_id="alpha", created_at=1_700_000_000_000)
-        store.append("alpha", [user_message("How do I parse ABNF?", "u1"),
-                               assistant_message("Use a grammar.")])
+        store.append(
+            "alpha", [user_message("How do I parse ABNF?", "u1"), assistant_message("Use a grammar.")]
+        )
         store.rename("alpha", "ABNF parser notes")
         store.create_session(cwd=ELSEWHERE, session_id="beta", created_at=1_700_000_100_000)
         store.append("beta", [user_message("beta question", "u2")])

@@ -19,15 +19,19 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-@pytest.mark.parametrize("argv", [
-    ["show", HUGE],
-    ["mention", "zz" + HUGE],
-    ["prepare", "hello", "--session", HUGE],
-    ["prepare", "see @[x](dsh-session:" + "A" * 10_000_000 + ")", "--session", "beta"],
-    ["repl", "--session", HUGE],
-])
-def test_failures_quote_bounded_excerpts_on_stderr_and_in_json(store_root: Path, capsys,
-                                                                argv: list[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", HUGE],
+        ["mention", "zz" + HUGE],
+        ["prepare", "hello", "--session", HUGE],
+        ["prepare", "see @[x](dsh-session:" + "A" * 10_000_000 + ")", "--session", "beta"],
+        ["repl", "--session", HUGE],
+    ],
+)
+def test_failures_quote_bounded_excerpts_on_stderr_and_in_json(
+    store_root: Path, capsys, argv: list[str]
+) -> None:
     as_json = [] if argv[0] == "repl" else ["--json"]
     code, out, err = run(capsys, *argv, "--store", str(store_root), *as_json)
     assert code == EXIT_FAILED
@@ -38,13 +42,16 @@ def test_failures_quote_bounded_excerpts_on_stderr_and_in_json(store_root: Path,
         assert "characters left out" in message or len(message) < 400
 
 
-@pytest.mark.parametrize("argv", [
-    [HUGE],
-    ["sessions", "--limit", HUGE],
-    ["sessions", "q", HUGE],
-    ["demo", "--pace", HUGE],
-    ["show", "a", "--" + HUGE],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [HUGE],
+        ["sessions", "--limit", HUGE],
+        ["sessions", "q", HUGE],
+        ["demo", "--pace", HUGE],
+        ["show", "a", "--" + HUGE],
+    ],
+)
 def test_usage_errors_quote_bounded_excerpts(capsys, argv: list[str]) -> None:
     code, out, err = run(capsys, *argv)
     assert code == EXIT_USAGE and out == ""

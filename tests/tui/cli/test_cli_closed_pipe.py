@@ -20,9 +20,12 @@ ALPHA = format_session_reference_mention(SessionReference("alpha", "ABNF notes")
 NOISE = ("Traceback", "Exception ignored", "BrokenPipeError", "Broken pipe")
 
 PRINTING_COMMANDS = [
-    ["sessions"], ["sessions", "--json"],
-    ["show", "alpha"], ["show", "alpha", "--json"],
-    ["mention", "alpha"], ["mention", "alpha", "--json"],
+    ["sessions"],
+    ["sessions", "--json"],
+    ["show", "alpha"],
+    ["show", "alpha", "--json"],
+    ["mention", "alpha"],
+    ["mention", "alpha", "--json"],
     ["prepare", f"see {ALPHA}", "--session", "beta"],
     ["prepare", f"see {ALPHA}", "--session", "beta", "--json"],
     ["show", "nope", "--json"],  # a failure whose JSON error object meets the closed pipe
@@ -35,8 +38,9 @@ def into_closed_pipe(argv: list[str]) -> subprocess.CompletedProcess[str]:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        return subprocess.run([SCRIPT, *argv], stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              check=False, timeout=60)
+        return subprocess.run(
+            [SCRIPT, *argv], stdout=write_end, stderr=subprocess.PIPE, text=True, check=False, timeout=60
+        )
     finally:
         os.close(write_end)
 
@@ -60,8 +64,11 @@ def test_head_reading_a_few_bytes_of_a_long_output(store_root: Path) -> None:
         store.append("beta", [user_message("long line " * 200_000, "u-big")])
     finally:
         store.close()
-    process = subprocess.Popen([SCRIPT, "show", "beta", "--json", "--store", str(store_root)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [SCRIPT, "show", "beta", "--json", "--store", str(store_root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert process.stdout is not None and process.stderr is not None
     head = process.stdout.read(10)
     process.stdout.close()

@@ -36,8 +36,9 @@ def test_sessions_query_and_limit_filter_like_completion(store_root: Path, capsy
     code, out, _ = run(capsys, "sessions", "abnf", "--store", str(store_root), "--json")
     assert code == EXIT_OK
     assert [row["sessionId"] for row in json.loads(out)] == ["alpha"]
-    code, out, _ = run(capsys, "sessions", "--store", str(store_root), "--limit", "1", "--cwd", "/srv/other",
-                       "--json")
+    code, out, _ = run(
+        capsys, "sessions", "--store", str(store_root), "--limit", "1", "--cwd", "/srv/other", "--json"
+    )
     assert [row["sessionId"] for row in json.loads(out)] == ["beta"]
 
 
@@ -95,8 +96,9 @@ def test_mention_prints_the_canonical_token_with_the_title(store_root: Path, cap
 
 
 def test_mention_keeps_the_raw_id_in_the_uri_but_an_inert_label(store_root: Path, capsys) -> None:
-    code, out, _ = run(capsys, "mention", HOSTILE_ID, "--label", "x\x1b[2J", "--store", str(store_root),
-                       "--json")
+    code, out, _ = run(
+        capsys, "mention", HOSTILE_ID, "--label", "x\x1b[2J", "--store", str(store_root), "--json"
+    )
     assert code == EXIT_OK
     shown = json.loads(out)
     assert shown["label"] == "x\\x1b[2J"
@@ -105,8 +107,9 @@ def test_mention_keeps_the_raw_id_in_the_uri_but_an_inert_label(store_root: Path
 
 
 @pytest.mark.parametrize("command", ["show", "mention"])
-def test_unknown_session_exits_1_with_code_on_stderr_and_json_error(store_root: Path, capsys,
-                                                                     command: str) -> None:
+def test_unknown_session_exits_1_with_code_on_stderr_and_json_error(
+    store_root: Path, capsys, command: str
+) -> None:
     code, out, err = run(capsys, command, "nope", "--store", str(store_root))
     assert code == EXIT_FAILED and out == ""
     assert "STORE_SESSION_NOT_FOUND" in err and "Traceback" not in err
@@ -121,14 +124,17 @@ def test_missing_store_directory_is_an_operation_error(tmp_path: Path, capsys) -
     assert "CLI_STORE_NOT_FOUND" in err
 
 
-@pytest.mark.parametrize("argv", [
-    [],
-    ["frobnicate"],
-    ["sessions", "--limit", "0"],
-    ["sessions", "--limit", "many"],
-    ["show"],
-    ["prepare", "hello"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate"],
+        ["sessions", "--limit", "0"],
+        ["sessions", "--limit", "many"],
+        ["show"],
+        ["prepare", "hello"],
+    ],
+)
 def test_usage_errors_exit_2(argv: list[str], capsys) -> None:
     code, _out, err = run(capsys, *argv)
     assert code == EXIT_USAGE
@@ -145,8 +151,18 @@ def test_every_subcommand_but_demo_has_help_with_store(command: str, capsys) -> 
 def test_top_level_help_lists_every_subcommand(capsys) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == EXIT_OK
-    for command in ("chat", "demo", "repl", "sessions", "search", "show", "mention", "prepare", "snapshot",
-                    "sources"):
+    for command in (
+        "chat",
+        "demo",
+        "repl",
+        "sessions",
+        "search",
+        "show",
+        "mention",
+        "prepare",
+        "snapshot",
+        "sources",
+    ):
         assert f"sessionref {command}" in out
 
 
@@ -201,15 +217,18 @@ def test_sessions_answers_from_a_recent_index_without_opening_the_store(
     import sessionref_tui.cli.data_commands as data_commands
 
     queries = [[], ["abnf"], ["ALPHA"], ["zzz"]]
-    opened = [_json_listing(capsys, *query, "--store", str(store_root), "--cwd", HERE, "--fresh")
-              for query in queries]
+    opened = [
+        _json_listing(capsys, *query, "--store", str(store_root), "--cwd", HERE, "--fresh")
+        for query in queries
+    ]
 
     def no_open(*args: object, **kwargs: object) -> object:
         raise AssertionError("the store was opened")
 
     monkeypatch.setattr(data_commands, "open_cli_store", no_open)
-    from_index = [_json_listing(capsys, *query, "--store", str(store_root), "--cwd", HERE)
-                  for query in queries]
+    from_index = [
+        _json_listing(capsys, *query, "--store", str(store_root), "--cwd", HERE) for query in queries
+    ]
     assert from_index == opened
     assert [len(rows) for rows in opened] == [3, 1, 1, 0]
 

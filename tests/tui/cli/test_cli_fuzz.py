@@ -14,10 +14,39 @@ from hypothesis import strategies as st
 from sessionref_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
 
 WORDS = [
-    "sessions", "show", "mention", "prepare", "chat", "demo", "repl", "--json", "--limit", "--cwd", "--label",
-    "--session", "--pace", "--store", "-h", "--version", "--", "alpha", "a", "be", "beta", "0", "-1", "nan",
-    "1e400", "@", "@[x](dsh-session:IiJ)", "@[ABNF](dsh-session:ImFscGhhIg)", "\x1b[2J", "@[" * 40, "\udcff",
-    "", "a\x00b",
+    "sessions",
+    "show",
+    "mention",
+    "prepare",
+    "chat",
+    "demo",
+    "repl",
+    "--json",
+    "--limit",
+    "--cwd",
+    "--label",
+    "--session",
+    "--pace",
+    "--store",
+    "-h",
+    "--version",
+    "--",
+    "alpha",
+    "a",
+    "be",
+    "beta",
+    "0",
+    "-1",
+    "nan",
+    "1e400",
+    "@",
+    "@[x](dsh-session:IiJ)",
+    "@[ABNF](dsh-session:ImFscGhhIg)",
+    "\x1b[2J",
+    "@[" * 40,
+    "\udcff",
+    "",
+    "a\x00b",
 ]
 # Free text never looks like a path or an option, so no fuzzed `--store` or `--cwd` leaves the temp dir.
 FREE_TEXT = st.text(max_size=12).filter(
@@ -61,8 +90,9 @@ def sandbox(store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 @example(argv=["chat", "--store", "a\x00b"])
 @example(argv=["repl", "--cwd", "a\x00b"])
 @example(argv=["sessions", "--cwd", "a\x00b"])
-def test_fuzzed_arguments_end_with_a_status_and_a_coded_message(sandbox: Path, capsys,
-                                                                argv: list[str]) -> None:
+def test_fuzzed_arguments_end_with_a_status_and_a_coded_message(
+    sandbox: Path, capsys, argv: list[str]
+) -> None:
     status = main(argv)
     captured = capsys.readouterr()
     assert status in (EXIT_OK, EXIT_FAILED, EXIT_USAGE)
@@ -74,10 +104,17 @@ def test_fuzzed_arguments_end_with_a_status_and_a_coded_message(sandbox: Path, c
         assert "usage:" in captured.err
 
 
-@pytest.mark.parametrize("argv", [
-    ["demo", "--pace", "nan"], ["demo", "--pace", "-1"], ["demo", "--pace", "1e400"],
-    ["chat", "--store", "a\x00b"], ["sessions", "--store", "a\x00b"], ["repl", "--cwd", "a\x00b"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--pace", "nan"],
+        ["demo", "--pace", "-1"],
+        ["demo", "--pace", "1e400"],
+        ["chat", "--store", "a\x00b"],
+        ["sessions", "--store", "a\x00b"],
+        ["repl", "--cwd", "a\x00b"],
+    ],
+)
 def test_values_the_commands_cannot_use_are_usage_errors(sandbox: Path, capsys, argv: list[str]) -> None:
     assert main(argv) == EXIT_USAGE
     assert "usage:" in capsys.readouterr().err

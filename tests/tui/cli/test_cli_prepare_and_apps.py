@@ -30,8 +30,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_prepare_prints_readable_text_then_the_context_text_then_its_source(store_root: Path, capsys) -> None:
-    code, out, _ = run(capsys, "prepare", f"compare {ALPHA} please", "--session", "beta", "--store",
-                       str(store_root))
+    code, out, _ = run(
+        capsys, "prepare", f"compare {ALPHA} please", "--session", "beta", "--store", str(store_root)
+    )
     assert code == EXIT_OK
     readable, _, rest = out.partition("--- context message (placement: before) ---\n")
     assert readable.strip() == "compare @ABNF notes please"
@@ -50,8 +51,9 @@ def test_prepare_prints_readable_text_then_the_context_text_then_its_source(stor
 
 def test_prepare_text_output_keeps_hostile_context_inert(store_root: Path, capsys) -> None:
     hostile = format_session_reference_mention(SessionReference(HOSTILE_ID, "evil"))
-    code, out, _ = run(capsys, "prepare", f"see {hostile}\x1b[2J\nnow", "--session", "beta", "--store",
-                       str(store_root))
+    code, out, _ = run(
+        capsys, "prepare", f"see {hostile}\x1b[2J\nnow", "--session", "beta", "--store", str(store_root)
+    )
     assert code == EXIT_OK
     assert "\x1b" not in out and "\x07" not in out
     assert out.startswith("see @evil\\x1b[2J\nnow\n")
@@ -59,8 +61,9 @@ def test_prepare_text_output_keeps_hostile_context_inert(store_root: Path, capsy
 
 
 def test_prepare_json_has_content_and_additional_context(store_root: Path, capsys) -> None:
-    code, out, _ = run(capsys, "prepare", f"see {ALPHA}", "--session", "beta", "--store", str(store_root),
-                       "--json")
+    code, out, _ = run(
+        capsys, "prepare", f"see {ALPHA}", "--session", "beta", "--store", str(store_root), "--json"
+    )
     assert code == EXIT_OK
     shown = json.loads(out)
     assert shown["content"] == [{"type": "text", "text": "see @ABNF notes"}]
@@ -68,19 +71,24 @@ def test_prepare_json_has_content_and_additional_context(store_root: Path, capsy
 
 
 def test_prepare_without_mentions_has_no_context_message(store_root: Path, capsys) -> None:
-    code, out, _ = run(capsys, "prepare", "just text", "--session", "beta", "--store", str(store_root),
-                       "--json")
+    code, out, _ = run(
+        capsys, "prepare", "just text", "--session", "beta", "--store", str(store_root), "--json"
+    )
     assert code == EXIT_OK
     assert json.loads(out) == {"content": [{"type": "text", "text": "just text"}], "additionalContext": None}
 
 
-@pytest.mark.parametrize(("text", "session", "code_name"), [
-    ("bad @[x](dsh-session:IiJ)", "beta", "SESSION_REFERENCE_INVALID_REFERENCE"),
-    (f"me {ALPHA}", "alpha", "SESSION_REFERENCE_SELF_REFERENCE"),
-    ("hello", "missing", "STORE_SESSION_NOT_FOUND"),
-])
-def test_prepare_errors_exit_1_with_their_code(store_root: Path, capsys, text: str, session: str,
-                                               code_name: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "session", "code_name"),
+    [
+        ("bad @[x](dsh-session:IiJ)", "beta", "SESSION_REFERENCE_INVALID_REFERENCE"),
+        (f"me {ALPHA}", "alpha", "SESSION_REFERENCE_SELF_REFERENCE"),
+        ("hello", "missing", "STORE_SESSION_NOT_FOUND"),
+    ],
+)
+def test_prepare_errors_exit_1_with_their_code(
+    store_root: Path, capsys, text: str, session: str, code_name: str
+) -> None:
     code, out, err = run(capsys, "prepare", text, "--session", session, "--store", str(store_root), "--json")
     assert code == EXIT_FAILED
     assert json.loads(out)["error"]["code"] == code_name
@@ -97,6 +105,7 @@ def test_prepare_does_not_write_to_the_sessions(store_root: Path, capsys) -> Non
 
 def test_chat_and_demo_hand_their_options_to_the_launcher(store_root: Path, capsys, monkeypatch) -> None:
     calls: list[tuple[str, Any]] = []
+
     def run_chat(root: Path, *, cwd: str | None = None, sources: Any = None) -> int:
         calls.append(("chat", (root, cwd, sources)))
         return 0
@@ -134,12 +143,22 @@ def test_repl_with_an_unknown_session_fails_before_prompting(store_root: Path, c
 
 def test_installed_script_runs_in_a_real_process(store_root: Path) -> None:
     script = shutil.which("sessionref") or str(Path(sys.executable).parent / "sessionref")
-    done = subprocess.run([script, "sessions", "abnf", "--store", str(store_root), "--json"],
-                          capture_output=True, text=True, check=False, timeout=60)
+    done = subprocess.run(
+        [script, "sessions", "abnf", "--store", str(store_root), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert [row["sessionId"] for row in json.loads(done.stdout)] == ["alpha"]
-    failed = subprocess.run([script, "show", "nope", "--store", str(store_root)],
-                            capture_output=True, text=True, check=False, timeout=60)
+    failed = subprocess.run(
+        [script, "show", "nope", "--store", str(store_root)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert failed.returncode == 1
     assert "STORE_SESSION_NOT_FOUND" in failed.stderr and "Traceback" not in failed.stderr
     usage = subprocess.run([script, "show"], capture_output=True, text=True, check=False, timeout=60)

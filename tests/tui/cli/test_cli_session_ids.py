@@ -36,14 +36,15 @@ def test_sessions_prints_every_id_whole_at_the_start_of_its_row(id_store: Path, 
     # Each id is a whitespace-delimited word (double-click copies it) and the columns line up.
     assert all(row.split()[0] in ids for row in rows)
     title_at = header.index("TITLE")
-    assert all(row[title_at - 2:title_at] == "  " and row[title_at] != " " for row in rows)
+    assert all(row[title_at - 2 : title_at] == "  " and row[title_at] != " " for row in rows)
     assert "…" not in "".join(row.split()[0] for row in rows)
     assert "A title long enough that the title …" in out  # titles are still cut to their column
 
 
 @pytest.mark.parametrize(("typed", "expected"), [("0b6f", LONG_ID), ("7a00ffee-2", TWIN_B), ("abc", "abc")])
-def test_show_accepts_a_unique_prefix_and_an_exact_id_wins(id_store: Path, capsys, typed: str,
-                                                            expected: str) -> None:
+def test_show_accepts_a_unique_prefix_and_an_exact_id_wins(
+    id_store: Path, capsys, typed: str, expected: str
+) -> None:
     code, out, _ = run(capsys, "show", typed, "--store", str(id_store), "--json")
     assert code == EXIT_OK
     assert json.loads(out)["sessionId"] == expected
@@ -61,11 +62,17 @@ def test_prepare_session_accepts_a_prefix(id_store: Path, capsys) -> None:
     assert json.loads(out)["content"] == [{"type": "text", "text": "hello"}]
 
 
-@pytest.mark.parametrize("argv", [
-    ["show", "7a00"], ["mention", "7a00"], ["prepare", "hi", "--session", "7a00"],
-])
-def test_an_ambiguous_prefix_is_a_coded_error_listing_the_matches(id_store: Path, capsys,
-                                                                   argv: list[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "7a00"],
+        ["mention", "7a00"],
+        ["prepare", "hi", "--session", "7a00"],
+    ],
+)
+def test_an_ambiguous_prefix_is_a_coded_error_listing_the_matches(
+    id_store: Path, capsys, argv: list[str]
+) -> None:
     code, out, err = run(capsys, *argv, "--store", str(id_store), "--json")
     assert code == EXIT_FAILED
     error = json.loads(out)["error"]

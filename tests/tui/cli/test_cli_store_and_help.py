@@ -36,8 +36,9 @@ def empty_store(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("query", [[], ["anything"]])
-def test_an_empty_store_says_there_are_no_sessions_yet_and_how_to_start(empty_store: Path, capsys,
-                                                                         query: list[str]) -> None:
+def test_an_empty_store_says_there_are_no_sessions_yet_and_how_to_start(
+    empty_store: Path, capsys, query: list[str]
+) -> None:
     code, out, err = run(capsys, "sessions", *query, "--store", str(empty_store))
     assert (code, out) == (EXIT_OK, "")
     assert "no sessions yet" in err and "sessionref chat" in err and "sessionref repl" in err
@@ -60,8 +61,9 @@ def test_a_query_matching_nothing_still_says_no_match(tmp_path: Path, capsys) ->
 
 
 @pytest.mark.parametrize("argv", READ_COMMANDS)
-def test_read_commands_on_a_missing_store_fail_with_a_hint_and_create_nothing(tmp_path: Path, capsys,
-                                                                              argv: list[str]) -> None:
+def test_read_commands_on_a_missing_store_fail_with_a_hint_and_create_nothing(
+    tmp_path: Path, capsys, argv: list[str]
+) -> None:
     absent = tmp_path / "absent"
     code, out, err = run(capsys, *argv, "--store", str(absent), "--json")
     assert code == EXIT_FAILED
@@ -152,9 +154,14 @@ def test_version_comes_from_the_package_metadata(capsys) -> None:
     assert out.strip() == f"sessionref {version('sessionref')}"
 
 
-@pytest.mark.parametrize("argv", [
-    ["demo", "--store", "/tmp/x"], ["demo", "--store"], ["demo", "--pace", "0", "--store=/x"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--store", "/tmp/x"],
+        ["demo", "--store"],
+        ["demo", "--pace", "0", "--store=/x"],
+    ],
+)
 def test_demo_refuses_a_store_with_a_usage_error_that_says_why(argv: list[str], capsys, monkeypatch) -> None:
     monkeypatch.setattr(launch, "run_demo", lambda *, pace=None: pytest.fail("the demo must not start"))
     code, _out, err = run(capsys, *argv)

@@ -52,8 +52,12 @@ class GatedModel:
 
 def user_event(text: str, message_id: str) -> dict[str, Any]:
     """A direct user message event."""
-    data = {"source": {"kind": "user"}, "content": [{"type": "text", "text": text}], "role": "user",
-            "id": message_id}
+    data = {
+        "source": {"kind": "user"},
+        "content": [{"type": "text", "text": text}],
+        "role": "user",
+        "id": message_id,
+    }
     return {"type": "user/message", "data": data, "surfaceOp": "append"}
 
 
@@ -86,8 +90,12 @@ class Harness:
 
     def start(self) -> None:
         buffer = self.mode.session.default_buffer
-        for event in (buffer.on_text_changed, buffer.on_completions_changed, self.mode.lookups.on_update,
-                      self.mode.session.app.after_render):
+        for event in (
+            buffer.on_text_changed,
+            buffer.on_completions_changed,
+            self.mode.lookups.on_update,
+            self.mode.session.app.after_render,
+        ):
             event += self.poke
         self.mode.session.app.key_processor.after_key_press += self._count_key
         self.store.subscribe(self.poke)
@@ -145,8 +153,9 @@ class Harness:
         return await self.task
 
 
-async def open_harness(root: Path, pipe: PipeInput, *, session_id: str | None = None,
-                       seeded: bool = True, said: bool = False) -> Harness:
+async def open_harness(
+    root: Path, pipe: PipeInput, *, session_id: str | None = None, seeded: bool = True, said: bool = False
+) -> Harness:
     """A seeded (or empty) store, a workspace in HERE, and a line mode on `pipe` (not started yet).
 
     `said=True` gives the workspace a conversation index (the menu's second group); the line mode
@@ -157,6 +166,12 @@ async def open_harness(root: Path, pipe: PipeInput, *, session_id: str | None = 
     model = GatedModel()
     conversations = StoreConversationIndex(store) if said else None
     workspace = Workspace(store, model, cwd=HERE, conversations=conversations)
-    mode = LineMode(workspace, session_id=session_id, input=pipe, output=DummyOutput(), debounce=0,
-                    history=InMemoryHistory())
+    mode = LineMode(
+        workspace,
+        session_id=session_id,
+        input=pipe,
+        output=DummyOutput(),
+        debounce=0,
+        history=InMemoryHistory(),
+    )
     return Harness(mode, pipe, store, model, workspace)

@@ -116,9 +116,13 @@ def test_log_rows_fold_chunk_runs_into_one_row() -> None:
         delta = {"type": "text-delta", "text": text}
         return {"type": "assistant/chunk", "seq": seq, "data": {"chunk": delta}}
 
-    events = [{"type": "step/start", "seq": 0, "data": {"turn": 1, "step": 1}},
-              chunk(1, "Hel"), chunk(2, "lo "), chunk(3, "you"),
-              {"type": "step/end", "seq": 4, "data": {"turn": 1, "step": 1}}]
+    events = [
+        {"type": "step/start", "seq": 0, "data": {"turn": 1, "step": 1}},
+        chunk(1, "Hel"),
+        chunk(2, "lo "),
+        chunk(3, "you"),
+        {"type": "step/end", "seq": 4, "data": {"turn": 1, "step": 1}},
+    ]
     assert log_rows(events) == [
         ("0", "step/start", "", "turn 1 step 1"),
         ("1–3", "assistant/chunk ×3", "", "Hello you"),
@@ -168,9 +172,14 @@ def test_sessions_rows_fit_the_terminal_and_stay_aligned() -> None:
 
 def test_log_lines_fit_the_terminal_and_cut_the_preview_not_the_words_elsewhere() -> None:
     long_text = "a message long enough to need cutting at a narrow terminal width " * 3
-    events = [{"type": "turn/start", "seq": 0, "data": {"turn": 1}},
-              {"type": "user/message", "seq": 1, "data": {"source": {"kind": "user"},
-                                                          "content": [{"type": "text", "text": long_text}]}}]
+    events = [
+        {"type": "turn/start", "seq": 0, "data": {"turn": 1}},
+        {
+            "type": "user/message",
+            "seq": 1,
+            "data": {"source": {"kind": "user"}, "content": [{"type": "text", "text": long_text}]},
+        },
+    ]
     for columns in (50, 80, 260):
         rows = log_rows(events)
         lines = ["".join(text for _style, text in line) for line in log_lines(rows, columns)]
@@ -188,7 +197,7 @@ async def test_log_follows_the_terminal_width(harness: Harness) -> None:
     harness.type("/log\r")
     await harness.until(lambda: harness.printed("turn/end"))
     columns = harness.mode.session.app.output.get_size().columns
-    log = harness.mode.transcript.lines[harness.mode.transcript.lines.index("› /log") + 1:]
+    log = harness.mode.transcript.lines[harness.mode.transcript.lines.index("› /log") + 1 :]
     assert log and all(cell_len(line) < columns for line in log)
 
 

@@ -37,7 +37,10 @@ def test_hostile_label_id_and_cwd_are_shown_escaped() -> None:
 def test_every_occurrence_of_the_query_is_highlighted_case_insensitively() -> None:
     fragments = highlighted("Abc abc", "AB", "class:l", "class:m")
     assert fragments == [
-        ("class:l class:m", "Ab"), ("class:l", "c "), ("class:l class:m", "ab"), ("class:l", "c"),
+        ("class:l class:m", "Ab"),
+        ("class:l", "c "),
+        ("class:l class:m", "ab"),
+        ("class:l", "c"),
     ]
 
 

@@ -17,8 +17,13 @@ def labels(harness: Harness) -> list[str]:
 
 async def test_typing_at_ab_shows_matching_sessions(harness: Harness) -> None:
     harness.type("@ab")
-    await harness.until(lambda: harness.mode.lookups.latest is not None
-                        and harness.mode.lookups.latest.query == "ab" and harness.completions)
+    await harness.until(
+        lambda: (
+            harness.mode.lookups.latest is not None
+            and harness.mode.lookups.latest.query == "ab"
+            and harness.completions
+        )
+    )
     assert labels(harness) == ["ABNF parser notes", "Abacus"]  # same cwd first
     meta = [to_plain_text(completion.display_meta) for completion in harness.completions]
     assert meta[0].startswith("abnf-notes · ● /home/ana/work · ")
@@ -74,8 +79,9 @@ async def test_at_inside_a_word_never_looks_up(harness: Harness) -> None:
 
     harness.workspace.references.list_candidates = spy  # type: ignore[method-assign]
     harness.type("me@ab @x")
-    await harness.until(lambda: harness.mode.lookups.latest is not None
-                        and harness.mode.lookups.latest.query == "x")
+    await harness.until(
+        lambda: harness.mode.lookups.latest is not None and harness.mode.lookups.latest.query == "x"
+    )
     assert "ab" not in queries and "a" not in queries
     assert queries[-1] == "x"
 
@@ -95,8 +101,9 @@ async def test_escape_dismisses_and_the_same_token_stays_closed(harness: Harness
     await harness.until(lambda: not harness.completions)
     assert harness.text == "@ab"
     harness.type("n @abac")
-    await harness.until(lambda: harness.mode.lookups.latest is not None
-                        and harness.mode.lookups.latest.query == "abac")
+    await harness.until(
+        lambda: harness.mode.lookups.latest is not None and harness.mode.lookups.latest.query == "abac"
+    )
     assert "abn" not in queries  # the dismissed token was not looked up again
     assert labels(harness) == ["Abacus"]
 
@@ -120,15 +127,17 @@ async def test_a_superseded_lookup_is_aborted_and_its_late_result_dropped(harnes
     assert signals["a"].aborted
     release.set()
     harness.type("o")  # one more lookup round: the released old query must not have overwritten the list
-    await harness.until(lambda: harness.mode.lookups.latest is not None
-                        and harness.mode.lookups.latest.query == "abno")
+    await harness.until(
+        lambda: harness.mode.lookups.latest is not None and harness.mode.lookups.latest.query == "abno"
+    )
     assert [latest.query for latest in [harness.mode.lookups.latest]] == ["abno"]
 
 
 async def test_no_match_leaves_the_menu_closed_and_says_so(harness: Harness) -> None:
     harness.type("@zzzz")
-    await harness.until(lambda: harness.mode.lookups.latest is not None
-                        and harness.mode.lookups.latest.query == "zzzz")
+    await harness.until(
+        lambda: harness.mode.lookups.latest is not None and harness.mode.lookups.latest.query == "zzzz"
+    )
     assert harness.completions == []
     toolbar = "".join(text for _style, text in harness.mode._toolbar())
     assert "no matching sessions" in toolbar
@@ -153,13 +162,15 @@ async def test_a_paste_never_opens_the_menu(harness: Harness) -> None:
 async def test_a_bare_at_in_an_empty_store_says_there_are_none_yet(empty_harness: Harness) -> None:
     harness = empty_harness
     harness.type("@")
-    await harness.until(lambda: harness.mode.lookups.latest is not None
-                        and not harness.mode.lookups.searching)
+    await harness.until(
+        lambda: harness.mode.lookups.latest is not None and not harness.mode.lookups.searching
+    )
     toolbar = "".join(text for _style, text in harness.mode._toolbar())
     assert "no other sessions yet" in toolbar and "no matching" not in toolbar
     harness.type("zz")
-    await harness.until(lambda: harness.mode.lookups.latest is not None
-                        and harness.mode.lookups.latest.query == "zz")
+    await harness.until(
+        lambda: harness.mode.lookups.latest is not None and harness.mode.lookups.latest.query == "zz"
+    )
     assert "no matching sessions" in "".join(text for _style, text in harness.mode._toolbar())
 
 

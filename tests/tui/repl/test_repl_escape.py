@@ -29,8 +29,11 @@ async def test_esc_then_b_types_b_instead_of_jumping_a_word(harness: Harness) ->
     await menu_for(harness, "see @ab")
     harness.pipe.send_bytes(b"\x1b")
     harness.pipe.send_bytes(b"b")  # both bytes land in one read: the worst case
-    await harness.until(lambda: harness.text != "see @ab"
-                        or harness.mode.session.default_buffer.cursor_position != len("see @ab"))
+    await harness.until(
+        lambda: (
+            harness.text != "see @ab" or harness.mode.session.default_buffer.cursor_position != len("see @ab")
+        )
+    )
     assert harness.text == "see @abb"
     assert harness.mode.session.default_buffer.cursor_position == len("see @abb")
     assert harness.completions == []  # the dismissed word stays closed while it grows

@@ -44,7 +44,9 @@ def test_links_are_written_out_never_sent_as_terminal_hyperlinks() -> None:
 
 def test_raw_html_is_shown_as_typed_not_dropped() -> None:
     assert plain(markdown_lines("read Vec<String> from <stdin>\n\n<div>block</div>", 60)) == [
-        "read Vec<String> from <stdin>", "", "<div>block</div>",
+        "read Vec<String> from <stdin>",
+        "",
+        "<div>block</div>",
     ]
 
 
@@ -66,8 +68,10 @@ def test_a_line_break_stays_a_line_break_outside_code() -> None:
     assert keep_line_breaks("```\na\nb\n```") == "```\na\nb\n```"
 
 
-@given(st.lists(st.sampled_from(["alpha", "be", "gammadelta", "漢字", "x"]), min_size=1, max_size=40),
-       st.integers(min_value=12, max_value=60))
+@given(
+    st.lists(st.sampled_from(["alpha", "be", "gammadelta", "漢字", "x"]), min_size=1, max_size=40),
+    st.integers(min_value=12, max_value=60),
+)
 def test_paragraphs_fit_the_width_and_words_are_not_split(words: list[str], width: int) -> None:
     lines = plain(markdown_lines(" ".join(words), width))
     assert all(cell_len(line) <= width for line in lines)

@@ -31,7 +31,10 @@ def test_a_word_that_would_straddle_the_edge_starts_the_next_row() -> None:
     text = "this is a fairly long message that will wrap because it is long"
     assert rows_on_screen(text, 20)[0] == "this is a fairly lon"  # prompt_toolkit alone cuts the word
     assert [row.rstrip() for row in rows_on_screen(shown(text, 20), 20)] == [
-        "this is a fairly", "long message that", "will wrap because it", " is long",
+        "this is a fairly",
+        "long message that",
+        "will wrap because it",
+        " is long",
     ]
 
 
@@ -39,8 +42,10 @@ def test_a_word_longer_than_a_row_is_still_cut() -> None:
     assert wrap_padding("x " + "y" * 30, 10) == {}
 
 
-@given(st.lists(st.sampled_from(["a", "bb", "ccccc", "漢字", "dddddddddddd", " "]), max_size=40),
-       st.integers(min_value=4, max_value=30))
+@given(
+    st.lists(st.sampled_from(["a", "bb", "ccccc", "漢字", "dddddddddddd", " "]), max_size=40),
+    st.integers(min_value=4, max_value=30),
+)
 def test_words_that_fit_a_row_are_never_split(pieces: list[str], capacity: int) -> None:
     text = " ".join(pieces)
     rows = rows_on_screen(shown(text, capacity), capacity)
@@ -53,7 +58,8 @@ def transform(text: str, width: int) -> Any:
     fake = SimpleNamespace(width=width)
     fragments = [("class:x", text)]
     return WordWrapProcessor(gutter_cells=2).apply_transformation(
-        TransformationInput(fake, None, 0, lambda i: i, fragments, width, 10))  # type: ignore[arg-type]
+        TransformationInput(fake, None, 0, lambda i: i, fragments, width, 10)
+    )  # type: ignore[arg-type]
 
 
 def test_the_processor_only_adds_padding_and_maps_positions_both_ways() -> None:

@@ -35,7 +35,11 @@ async def test_plain_message_is_sent_and_the_reply_streams_above_the_prompt(harn
     harness.type("hello there\r")
     await harness.until(lambda: finished_turns(harness) == 1 and harness.printed("second line"))
     assert kinds(harness.events()) == [
-        "turn/start", "step/start", "user/message:user:hello there", "assistant/message", "step/end",
+        "turn/start",
+        "step/start",
+        "user/message:user:hello there",
+        "assistant/message",
+        "step/end",
         "turn/end",
     ]
     assert harness.printed("you › hello there")
@@ -56,7 +60,9 @@ async def test_idle_send_with_a_mention_logs_the_snapshot_right_before_the_messa
     await harness.until(lambda: finished_turns(harness) == 1)
     shown = kinds(harness.events())
     assert shown[:4] == [
-        "turn/start", "step/start", "user/message:session-reference:## Referenced sessio",
+        "turn/start",
+        "step/start",
+        "user/message:session-reference:## Referenced sessio",
         "user/message:user:compare @ABNF parser",
     ]
     await harness.until(lambda: harness.printed("⧉ Referenced sessions · ABNF parser notes (abnf-notes)"))
@@ -65,8 +71,11 @@ async def test_idle_send_with_a_mention_logs_the_snapshot_right_before_the_messa
 async def test_running_send_steers_with_the_same_order(harness: Harness) -> None:
     harness.model.gate.clear()
     harness.type("first\r")
-    await harness.until(lambda: harness.mode.status == "running"
-                        and any(e["type"] == "assistant/chunk" for e in harness.events()))
+    await harness.until(
+        lambda: (
+            harness.mode.status == "running" and any(e["type"] == "assistant/chunk" for e in harness.events())
+        )
+    )
     harness.type(f"also {ABNF}\r")
     await harness.until(lambda: len(harness.mode.agent.pending()) == 2)  # snapshot + prompt, one claim
     await harness.until(lambda: harness.printed("queued › also @ABNF parser notes"))
@@ -74,10 +83,17 @@ async def test_running_send_steers_with_the_same_order(harness: Harness) -> None
     harness.model.gate.set()
     await harness.until(lambda: finished_turns(harness) == 1 and harness.mode.status == "idle")
     assert kinds(harness.events()) == [
-        "turn/start", "step/start", "user/message:user:first", "assistant/message", "step/end",
-        "step/start", "user/message:session-reference:## Referenced sessio",
+        "turn/start",
+        "step/start",
+        "user/message:user:first",
+        "assistant/message",
+        "step/end",
+        "step/start",
+        "user/message:session-reference:## Referenced sessio",
         "user/message:user:also @ABNF parser no",
-        "assistant/message", "step/end", "turn/end",
+        "assistant/message",
+        "step/end",
+        "turn/end",
     ]
 
 
@@ -227,8 +243,11 @@ async def start_a_reply_that_waits(harness: Harness) -> None:
     """Send `first` with the model held after its first chunk."""
     harness.model.gate.clear()
     harness.type("first\r")
-    await harness.until(lambda: harness.mode.status == "running"
-                        and any(e["type"] == "assistant/chunk" for e in harness.events()))
+    await harness.until(
+        lambda: (
+            harness.mode.status == "running" and any(e["type"] == "assistant/chunk" for e in harness.events())
+        )
+    )
 
 
 async def test_ctrl_c_stops_the_reply_and_puts_queued_messages_back_in_the_prompt(harness: Harness) -> None:

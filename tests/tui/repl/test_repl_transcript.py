@@ -8,13 +8,19 @@ from sessionref_tui.repl.transcript import Transcript
 
 
 def chunk(text: str, step: int = 1) -> dict:
-    return {"type": "assistant/chunk", "data": {"turn": 1, "step": step, "chunk": {"type": "text-delta",
-                                                                                    "text": text}}}
+    return {
+        "type": "assistant/chunk",
+        "data": {"turn": 1, "step": step, "chunk": {"type": "text-delta", "text": text}},
+    }
 
 
 def reply(text: str, step: int = 1) -> dict:
-    message = {"id": "a", "role": "assistant", "content": [{"type": "text", "text": text}],
-               "source": {"kind": "model", "provider": "p", "model": "m"}}
+    message = {
+        "id": "a",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "model", "provider": "p", "model": "m"},
+    }
     return {"type": "assistant/message", "data": {"turn": 1, "step": step, "message": message}}
 
 
@@ -87,15 +93,21 @@ def test_cancelled_turn_flushes_the_partial_reply() -> None:
 
 def test_error_turn_prints_its_code() -> None:
     shown = transcript()
-    shown.show_event({"type": "turn/end", "data": {"turn": 1, "reason": "error", "error": "bad key",
-                                                   "errorCode": "MODEL_AUTH"}})
+    shown.show_event(
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": "error", "error": "bad key", "errorCode": "MODEL_AUTH"},
+        }
+    )
     assert shown.lines == ["✗ MODEL_AUTH: bad key"]
 
 
 def test_reference_snapshot_is_one_row_with_labels_and_ids() -> None:
     shown = transcript()
-    source = {"kind": "session-reference", "references": [{"sessionId": "s1", "label": "Notes"},
-                                                          {"sessionId": "s2", "label": "s2"}]}
+    source = {
+        "kind": "session-reference",
+        "references": [{"sessionId": "s1", "label": "Notes"}, {"sessionId": "s2", "label": "s2"}],
+    }
     shown.show_event({"type": "user/message", "data": {"source": source, "content": [], "role": "user"}})
     assert shown.lines == ["⧉ Referenced sessions · Notes (s1), s2"]
 
@@ -105,8 +117,9 @@ def test_hostile_text_and_labels_are_inert() -> None:
     source = {"kind": "session-reference", "references": [{"sessionId": "x\x1b[2J", "label": "\x9bevil"}]}
     shown.show_event({"type": "user/message", "data": {"source": source, "content": [], "role": "user"}})
     content = [{"type": "text", "text": "a\x1b]0;t\x07b"}]
-    shown.show_event({"type": "user/message", "data": {"source": {"kind": "user"}, "role": "user",
-                                                       "content": content}})
+    shown.show_event(
+        {"type": "user/message", "data": {"source": {"kind": "user"}, "role": "user", "content": content}}
+    )
     shown.show_event(reply("**x** \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ \x9b31m"))
     assert all("\x1b" not in line and "\x9b" not in line for line in shown.lines)
     assert shown.lines[-2] == "you › a\\x1b]0;t\\x07b"
@@ -114,8 +127,13 @@ def test_hostile_text_and_labels_are_inert() -> None:
 
 
 def test_log_helpers_name_the_source_and_preview_one_line() -> None:
-    event = {"type": "user/message", "data": {"source": {"kind": "plugin", "plugin": "compact"},
-                                              "content": [{"type": "text", "text": "sum\nmary"}]}}
+    event = {
+        "type": "user/message",
+        "data": {
+            "source": {"kind": "plugin", "plugin": "compact"},
+            "content": [{"type": "text", "text": "sum\nmary"}],
+        },
+    }
     assert source_label(event) == "plugin:compact"
     assert event_preview(event) == "checkpoint: sum mary"
     assert source_label(reply("x")) == "model"
@@ -130,12 +148,14 @@ def test_user_messages_are_told_apart_as_in_the_app() -> None:
         return {"type": "user/message", "data": data}
 
     shown = transcript()
-    shown.show_events([
-        user({"kind": "user"}, "mine"),
-        user(None, "also mine"),  # no source at all: the user's own words, as the app shows it
-        user({"kind": "plugin", "plugin": "dsh-runtime"}, "injected"),
-        user({"kind": "agent-instructions"}, "rules"),
-    ])
+    shown.show_events(
+        [
+            user({"kind": "user"}, "mine"),
+            user(None, "also mine"),  # no source at all: the user's own words, as the app shows it
+            user({"kind": "plugin", "plugin": "dsh-runtime"}, "injected"),
+            user({"kind": "agent-instructions"}, "rules"),
+        ]
+    )
     assert shown.lines == [
         "you › mine",
         "you › also mine",

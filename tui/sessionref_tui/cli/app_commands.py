@@ -69,8 +69,9 @@ def cmd_repl(args: argparse.Namespace) -> int:
 
         async def run() -> int:
             conversations = StoreConversationIndex(store)
-            workspace = Workspace(store, build_model(settings), cwd=cwd, settings=settings,
-                                  conversations=conversations)
+            workspace = Workspace(
+                store, build_model(settings), cwd=cwd, settings=settings, conversations=conversations
+            )
             try:
                 return await LineMode(workspace, session_id=session_id).run()
             finally:

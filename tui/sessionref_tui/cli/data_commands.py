@@ -88,21 +88,30 @@ def format_session_rows(found: Sequence[Candidate], cwd: str, now_ms: float) -> 
     marks = [source_mark(candidate.session_id) for candidate in found]
     id_cells = max([cell_len("ID"), *(cell_len(session_id) for session_id in ids)])
     marked = any(marks)
-    header = COLUMN_GAP.join([
-        _pad("ID", id_cells), f"{'ACTIVE':>8}", *(["SRC"] if marked else []), _pad("TITLE", TITLE_CELLS),
-        f"CWD (● = {truncate_middle(inert(cwd), 40)})",
-    ])
+    header = COLUMN_GAP.join(
+        [
+            _pad("ID", id_cells),
+            f"{'ACTIVE':>8}",
+            *(["SRC"] if marked else []),
+            _pad("TITLE", TITLE_CELLS),
+            f"CWD (● = {truncate_middle(inert(cwd), 40)})",
+        ]
+    )
     rows = [header]
     for session_id, mark, candidate in zip(ids, marks, found, strict=True):
         here = "●" if candidate.same_workspace else " "
         place = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), CWD_CELLS)
-        rows.append(COLUMN_GAP.join([
-            _pad(session_id, id_cells),
-            f"{relative_age(candidate.last_activity, now_ms):>8}",
-            *([_pad(mark, max(MARK_CELLS, len("SRC")))] if marked else []),
-            _pad(truncate_end(inert(candidate.label), TITLE_CELLS), TITLE_CELLS),
-            f"{here} {place}",
-        ]).rstrip())
+        rows.append(
+            COLUMN_GAP.join(
+                [
+                    _pad(session_id, id_cells),
+                    f"{relative_age(candidate.last_activity, now_ms):>8}",
+                    *([_pad(mark, max(MARK_CELLS, len("SRC")))] if marked else []),
+                    _pad(truncate_end(inert(candidate.label), TITLE_CELLS), TITLE_CELLS),
+                    f"{here} {place}",
+                ]
+            ).rstrip()
+        )
     return rows
 
 
@@ -129,8 +138,15 @@ def _from_index(
 
     checked = checked_candidate_limit(limit)
     needle = query.lower()
-    answer = query_index(root, exclude_id="", target_cwd=cwd, needle=needle, limit=checked,
-                         max_age=INDEX_MAX_AGE_SECONDS, sources=sources)
+    answer = query_index(
+        root,
+        exclude_id="",
+        target_cwd=cwd,
+        needle=needle,
+        limit=checked,
+        max_age=INDEX_MAX_AGE_SECONDS,
+        sources=sources,
+    )
     if answer is None:
         return None
     found = [
@@ -197,17 +213,23 @@ def cmd_show(args: argparse.Namespace) -> int:
     header = snapshot["session"]
     items = project_session_conversation(snapshot)
     if args.json:
-        print(safe_json({
-            "sessionId": header.get("id", session_id),
-            "source": source_of(session_id),
-            "title": title,
-            "cwd": header.get("cwd"),
-            "createdAt": header.get("createdAt"),
-            "capturedThroughSeq": snapshot.get("capturedThroughSeq"),
-            "skippedLines": skipped,
-            "conversation": [{"role": item.role, "text": item.text, "checkpoint": item.checkpoint}
-                             for item in items],
-        }))
+        print(
+            safe_json(
+                {
+                    "sessionId": header.get("id", session_id),
+                    "source": source_of(session_id),
+                    "title": title,
+                    "cwd": header.get("cwd"),
+                    "createdAt": header.get("createdAt"),
+                    "capturedThroughSeq": snapshot.get("capturedThroughSeq"),
+                    "skippedLines": skipped,
+                    "conversation": [
+                        {"role": item.role, "text": item.text, "checkpoint": item.checkpoint}
+                        for item in items
+                    ],
+                }
+            )
+        )
         return EXIT_OK
     lines = [
         f"# {inert(title or session_id)}",

@@ -21,6 +21,7 @@ EXIT_CLOSED_PIPE: Final = 141
 reports for ``cat`` or ``git`` in the same place, so ``set -o pipefail`` scripts can tell the output
 was cut. Nothing is printed about it."""
 
+
 def safe_json(value: Any, *, indent: int | None = 2, compact: bool = False) -> str:
     """JSON text safe in a terminal (`sessionref.contract.terminal_text.terminal_safe_json`)."""
     return terminal_safe_json(value, indent=indent, compact=compact)

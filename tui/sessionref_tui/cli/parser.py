@@ -122,12 +122,22 @@ def package_version() -> str:
 class VersionAction(argparse.Action):
     """`--version`: print `sessionref <version>` and exit 0, reading the metadata only then."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str = argparse.SUPPRESS,
+        default: str = argparse.SUPPRESS,
+        help: str | None = None,
+    ) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         parser._print_message(f"sessionref {package_version()}\n", sys.stdout)
         parser.exit()
 
@@ -150,8 +160,13 @@ class BoundedArgumentParser(argparse.ArgumentParser):
 class _RefuseDemoStore(argparse.Action):
     """`demo --store DIR`: a usage error explaining that the demo always uses a throwaway store."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         parser.error(
             "the demo always runs on a fresh temporary store that is deleted when you quit, so --store "
             "is not accepted; to chat on your own store run `sessionref chat --store DIR`"
@@ -216,15 +231,27 @@ def build_parser() -> argparse.ArgumentParser:
     sources = argparse.ArgumentParser(add_help=False)
     sources.add_argument("--sources", metavar="LIST", type=_source_list, default=None, help=SOURCES_HELP)
 
-    parser = BoundedArgumentParser(prog="sessionref", description=DESCRIPTION, epilog=TOP_EPILOG,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = BoundedArgumentParser(
+        prog="sessionref",
+        description=DESCRIPTION,
+        epilog=TOP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action=VersionAction, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def add(name: str, help_text: str, *parents: argparse.ArgumentParser,
-            description: str | None = None, dsh: bool = True) -> argparse.ArgumentParser:
+    def add(
+        name: str,
+        help_text: str,
+        *parents: argparse.ArgumentParser,
+        description: str | None = None,
+        dsh: bool = True,
+    ) -> argparse.ArgumentParser:
         return commands.add_parser(
-            name, help=help_text, description=description or help_text, parents=list(parents),
+            name,
+            help=help_text,
+            description=description or help_text,
+            parents=list(parents),
             epilog=_epilog(with_json=as_json in parents, dsh=dsh),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -232,33 +259,64 @@ def build_parser() -> argparse.ArgumentParser:
     chat = add("chat", "Run the chat app (Textual) on the store.", write_store, sources)
     chat.add_argument("--cwd", metavar="DIR", type=_cwd, help=CWD_HELP)
 
-    demo = add("demo", "Run the chat app on a fresh temporary store with sample sessions (no key needed).",
-               description=DEMO_DESCRIPTION, dsh=False)
-    demo.add_argument("--pace", type=_seconds, default=None, metavar="SECONDS",
-                      help="seconds between streamed words of the demo model")
+    demo = add(
+        "demo",
+        "Run the chat app on a fresh temporary store with sample sessions (no key needed).",
+        description=DEMO_DESCRIPTION,
+        dsh=False,
+    )
+    demo.add_argument(
+        "--pace",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds between streamed words of the demo model",
+    )
     demo.add_argument("--store", nargs="?", action=_RefuseDemoStore, help=argparse.SUPPRESS)
 
     repl = add("repl", "Chat in a line-mode prompt in the normal terminal scrollback.", write_store, sources)
-    repl.add_argument("--session", metavar="ID",
-                      help=f"continue this session: {ID_HELP} (default: a new one)")
+    repl.add_argument(
+        "--session", metavar="ID", help=f"continue this session: {ID_HELP} (default: a new one)"
+    )
     repl.add_argument("--cwd", metavar="DIR", type=_cwd, help=CWD_HELP)
 
-    sessions = add("sessions", "List sessions you can mention, ranked like @ completion.", read_store,
-                   as_json, sources, description=SESSIONS_DESCRIPTION)
+    sessions = add(
+        "sessions",
+        "List sessions you can mention, ranked like @ completion.",
+        read_store,
+        as_json,
+        sources,
+        description=SESSIONS_DESCRIPTION,
+    )
     sessions.add_argument("query", nargs="?", default="", help="text to find in the title, id or cwd")
     sessions.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N rows (50)")
-    sessions.add_argument("--cwd", metavar="DIR", type=_cwd,
-                          help="rank sessions of DIR first (default: here)")
-    sessions.add_argument("--fresh", action="store_true",
-                          help="catch up with every log first, even if the index was caught up recently")
+    sessions.add_argument(
+        "--cwd", metavar="DIR", type=_cwd, help="rank sessions of DIR first (default: here)"
+    )
+    sessions.add_argument(
+        "--fresh",
+        action="store_true",
+        help="catch up with every log first, even if the index was caught up recently",
+    )
 
-    search = add("search", "Find sessions by what was said in them.", read_store, as_json, sources,
-                 description=SEARCH_DESCRIPTION)
-    search.add_argument("text", metavar="TEXT", help='words to find (quote a phrase: \'"retry budget"\')')
-    search.add_argument("--limit", type=_positive_int, default=20, metavar="N",
-                        help="at most N sessions (20)")
-    search.add_argument("--cwd", metavar="DIR", type=_cwd,
-                        help="rank sessions of DIR first among equally good matches (default: here)")
+    search = add(
+        "search",
+        "Find sessions by what was said in them.",
+        read_store,
+        as_json,
+        sources,
+        description=SEARCH_DESCRIPTION,
+    )
+    search.add_argument("text", metavar="TEXT", help="words to find (quote a phrase: '\"retry budget\"')")
+    search.add_argument(
+        "--limit", type=_positive_int, default=20, metavar="N", help="at most N sessions (20)"
+    )
+    search.add_argument(
+        "--cwd",
+        metavar="DIR",
+        type=_cwd,
+        help="rank sessions of DIR first among equally good matches (default: here)",
+    )
 
     show = add("show", "Print a session's current (folded) conversation.", read_store, as_json, sources)
     show.add_argument("session_id", metavar="ID", help=ID_HELP)
@@ -267,20 +325,43 @@ def build_parser() -> argparse.ArgumentParser:
     mention.add_argument("session_id", metavar="ID", help=ID_HELP)
     mention.add_argument("--label", help="label to show (default: the session's title, else its id)")
 
-    prepare = add("prepare", "Parse mentions in TEXT as if sent from a session; print what would be sent.",
-                  read_store, as_json, sources)
+    prepare = add(
+        "prepare",
+        "Parse mentions in TEXT as if sent from a session; print what would be sent.",
+        read_store,
+        as_json,
+        sources,
+    )
     prepare.add_argument("text", metavar="TEXT")
-    prepare.add_argument("--session", required=True, metavar="ID",
-                         help=f"the session the text is sent from: {ID_HELP}")
+    prepare.add_argument(
+        "--session", required=True, metavar="ID", help=f"the session the text is sent from: {ID_HELP}"
+    )
 
-    snapshot = add("snapshot", "Print the bounded context message for one session (to hand to any agent).",
-                   read_store, as_json, sources, description=SNAPSHOT_DESCRIPTION)
+    snapshot = add(
+        "snapshot",
+        "Print the bounded context message for one session (to hand to any agent).",
+        read_store,
+        as_json,
+        sources,
+        description=SNAPSHOT_DESCRIPTION,
+    )
     snapshot.add_argument("session_id", metavar="ID", help=ID_HELP)
-    snapshot.add_argument("--max-bytes", type=_positive_int, default=None, metavar="N",
-                          help="byte budget of the snapshot's JSON (default: [references] maxReferenceBytes, "
-                               "else the automatic budget of the configured model)")
+    snapshot.add_argument(
+        "--max-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="byte budget of the snapshot's JSON (default: [references] maxReferenceBytes, "
+        "else the automatic budget of the configured model)",
+    )
 
-    listing = add("sources", "List the Claude Code, Codex CLI and Gemini CLI histories found.",
-                  read_store, as_json, sources, description=SOURCES_DESCRIPTION)
+    listing = add(
+        "sources",
+        "List the Claude Code, Codex CLI and Gemini CLI histories found.",
+        read_store,
+        as_json,
+        sources,
+        description=SOURCES_DESCRIPTION,
+    )
     listing.set_defaults(command="sources")
     return parser

@@ -19,7 +19,8 @@ def _block_texts(content: Any) -> str:
     if not isinstance(content, Sequence) or isinstance(content, str):
         return ""
     return "\n".join(
-        block["text"] for block in content
+        block["text"]
+        for block in content
         if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str)
     )
 

@@ -62,14 +62,16 @@ def source_rows(
     for status in statuses:
         count = counts.get(status.kind) if counts is not None and status.on else None
         walked = count.walked_at if count is not None else None
-        table.append([
-            status.kind,
-            "yes" if status.on else "no",
-            f"{count.sessions:,}" if count is not None else NOT_INDEXED,
-            relative_age(walked, now_ms) if walked is not None else NOT_INDEXED,
-            status.why,
-            inert(str(status.root)),
-        ])
+        table.append(
+            [
+                status.kind,
+                "yes" if status.on else "no",
+                f"{count.sessions:,}" if count is not None else NOT_INDEXED,
+                relative_age(walked, now_ms) if walked is not None else NOT_INDEXED,
+                status.why,
+                inert(str(status.root)),
+            ]
+        )
     widths = [max(cell_len(row[column]) for row in table) for column in range(len(table[0]) - 1)]
     lines = []
     for row in table:

@@ -57,7 +57,6 @@ HISTORY_FILE_NAME: Final = "repl-history"
 """Prompt history file, one per store, kept in the store root."""
 
 
-
 def open_history(root: os.PathLike[str] | str) -> History:
     """A FileHistory in the store root when it is writable, else an in-memory one (read-only DSH dirs)."""
     path = os.path.join(root, HISTORY_FILE_NAME)
@@ -69,9 +68,16 @@ def open_history(root: os.PathLike[str] | str) -> History:
 class LineMode:
     """The running line mode: prompt, completion, event stream and command host."""
 
-    def __init__(self, workspace: Workspace, *, session_id: str | None = None, input: Input | None = None,
-                 output: Output | None = None, debounce: float = LOOKUP_DEBOUNCE,
-                 history: History | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        session_id: str | None = None,
+        input: Input | None = None,
+        output: Output | None = None,
+        debounce: float = LOOKUP_DEBOUNCE,
+        history: History | None = None,
+    ) -> None:
         self.workspace = workspace
         self._target: Agent | DraftSession = (
             workspace.agent(session_id) if session_id else workspace.draft_session()
@@ -79,25 +85,41 @@ class LineMode:
         self._title: str | None = None
         self._output = output
         self._uses_real_terminal = input is None and output is None
-        self.transcript = Transcript(output=output, style=REPL_STYLE, on_change=self._invalidate,
-                                     columns=self._columns)
-        self.queue = QueueView(workspace, self.transcript, current=lambda: self._target,
-                               into_prompt=lambda drafts: self.drafts.put_back(drafts), name_of=self._name_of)
-        self.feed = SessionFeed(workspace, self.transcript, current=lambda: self._target,
-                                retitled=self._retitled)
+        self.transcript = Transcript(
+            output=output, style=REPL_STYLE, on_change=self._invalidate, columns=self._columns
+        )
+        self.queue = QueueView(
+            workspace,
+            self.transcript,
+            current=lambda: self._target,
+            into_prompt=lambda drafts: self.drafts.put_back(drafts),
+            name_of=self._name_of,
+        )
+        self.feed = SessionFeed(
+            workspace, self.transcript, current=lambda: self._target, retitled=self._retitled
+        )
         self.lookups = MentionLookups(self._lookup, conversations=self._said, debounce=debounce)
         self.lookups.on_update += lambda _lookups: self._invalidate()
         self.session: PromptSession[str] = PromptSession(
-            input=input, output=output, multiline=True, completer=SessionMentionCompleter(self.lookups),
-            complete_while_typing=True, lexer=MentionLexer(),
+            input=input,
+            output=output,
+            multiline=True,
+            completer=SessionMentionCompleter(self.lookups),
+            complete_while_typing=True,
+            lexer=MentionLexer(),
             history=history or open_history(workspace.store.root),
-            key_bindings=line_mode_key_bindings(self), bottom_toolbar=self._toolbar, style=REPL_STYLE,
-            prompt_continuation=continuation, erase_when_done=True, reserve_space_for_menu=8,
+            key_bindings=line_mode_key_bindings(self),
+            bottom_toolbar=self._toolbar,
+            style=REPL_STYLE,
+            prompt_continuation=continuation,
+            erase_when_done=True,
+            reserve_space_for_menu=8,
             input_processors=[WordWrapProcessor(cell_len(PROMPT))],
         )
         self.session.app.ttimeoutlen = ESCAPE_SEQUENCE_WAIT_SECONDS
-        self.drafts = PromptDrafts(self.session, self.transcript, self._invalidate,
-                                   loaded=self.lookups.pasted)
+        self.drafts = PromptDrafts(
+            self.session, self.transcript, self._invalidate, loaded=self.lookups.pasted
+        )
         self.lookups.attach(self.session.default_buffer)
         self._preparing: AbortSignal | None = None
         self._exit_armed = False
@@ -159,8 +181,10 @@ class LineMode:
         self._title = None
         if isinstance(target, Agent):
             self._title = self.workspace.store.title(target.id)
-            removers = [target.on_status(lambda _status: self._invalidate()),
-                        target.on_turn_error(self._turn_failed)]
+            removers = [
+                target.on_status(lambda _status: self._invalidate()),
+                target.on_turn_error(self._turn_failed),
+            ]
 
             def unsubscribe() -> None:
                 for remove in removers:
@@ -175,8 +199,9 @@ class LineMode:
     def _turn_failed(self, failure: TurnFailure) -> None:
         # A failure the log recorded is printed from its turn/end; this one only exists here.
         if not failure.logged:
-            self.transcript.error(failure.code, f"the reply stopped and the log could not record it: "
-                                  f"{failure.message}")
+            self.transcript.error(
+                failure.code, f"the reply stopped and the log could not record it: {failure.message}"
+            )
 
     def in_background(self, label: str, work: Awaitable[None]) -> None:
         """Run `work` as a task; its failure is printed with its code, never raised."""
@@ -211,7 +236,8 @@ class LineMode:
                 while not self._exit_requested:
                     try:
                         text = await self.session.prompt_async(
-                            [("class:prompt", PROMPT)], pre_run=self.drafts.apply_pending)
+                            [("class:prompt", PROMPT)], pre_run=self.drafts.apply_pending
+                        )
                     except EOFError:
                         break
                     except KeyboardInterrupt:
@@ -341,12 +367,18 @@ class LineMode:
         said = self.lookups.said
         return toolbar_fragments(
             ToolbarState(
-                title=self.session_name, cwd=self._target.cwd, status=self.status,
-                model_name=self.workspace.model.name, streaming=self.transcript.partial_line,
+                title=self.session_name,
+                cwd=self._target.cwd,
+                status=self.status,
+                model_name=self.workspace.model.name,
+                streaming=self.transcript.partial_line,
                 searching=self.lookups.loading,
                 no_matches=latest is not None and not latest.candidates and not (said and said.matches),
-                query=latest.query if latest is not None else "", lookup_failure=self.lookups.failed,
-                preparing=self.preparing, queued=self.queue.count, columns=self._columns(),
+                query=latest.query if latest is not None else "",
+                lookup_failure=self.lookups.failed,
+                preparing=self.preparing,
+                queued=self.queue.count,
+                columns=self._columns(),
                 said_note=said.note if said is not None else None,
                 said_rows=said is not None and bool(said.matches),
             )
@@ -367,13 +399,23 @@ class LineMode:
             app.invalidate()
 
 
-async def run_repl_async(workspace: Workspace, *, session_id: str | None = None, input: Input | None = None,
-                         output: Output | None = None) -> int:
+async def run_repl_async(
+    workspace: Workspace,
+    *,
+    session_id: str | None = None,
+    input: Input | None = None,
+    output: Output | None = None,
+) -> int:
     """Run the line mode on `workspace` until the user exits; returns the exit code."""
     return await LineMode(workspace, session_id=session_id, input=input, output=output).run()
 
 
-def run_repl(workspace: Workspace, *, session_id: str | None = None, input: Input | None = None,
-             output: Output | None = None) -> int:
+def run_repl(
+    workspace: Workspace,
+    *,
+    session_id: str | None = None,
+    input: Input | None = None,
+    output: Output | None = None,
+) -> int:
     """Blocking entry point: run the line mode in a fresh event loop (must not be called from one)."""
     return asyncio.run(run_repl_async(workspace, session_id=session_id, input=input, output=output))

@@ -11,38 +11,40 @@ from rich.cells import cell_len
 
 from sessionref_tui.display import NEW_SESSION_NAME, inert, truncate_end, truncate_middle, truncate_start
 
-REPL_STYLE: Final = Style.from_dict({
-    "prompt": "bold ansicyan",
-    "mention": "bold ansimagenta underline",
-    "mention.invalid": "bold ansired underline",
-    "slash-command": "bold ansiblue",
-    "candidate.label": "",
-    "candidate.match": "bold underline",
-    "candidate.here": "ansigreen",
-    "candidate.source": "bold ansiyellow",
-    "said.mark": "bold ansiyellow",
-    "said.label": "italic",
-    "said.role": "italic",
-    "said.snippet": "",
-    "you": "bold ansicyan",
-    "assistant": "bold ansigreen",
-    "reference": "ansibrightblack italic",
-    "checkpoint": "bold ansiyellow",
-    "queued": "ansibrightblack bold",
-    "queued.text": "ansibrightblack italic",
-    "notice": "ansibrightblack",
-    "error": "bold ansired",
-    "error.message": "ansired",
-    "log.seq": "ansibrightblack",
-    "log.type": "bold",
-    "log.source": "ansiblue",
-    "bottom-toolbar": "noreverse bg:#262626 #d0d0d0",
-    "toolbar.title": "bold",
-    "toolbar.running": "bold ansiyellow",
-    "toolbar.idle": "ansigreen",
-    "toolbar.stream": "italic #a0a0a0",
-    "toolbar.hint": "#a0a0a0",
-})
+REPL_STYLE: Final = Style.from_dict(
+    {
+        "prompt": "bold ansicyan",
+        "mention": "bold ansimagenta underline",
+        "mention.invalid": "bold ansired underline",
+        "slash-command": "bold ansiblue",
+        "candidate.label": "",
+        "candidate.match": "bold underline",
+        "candidate.here": "ansigreen",
+        "candidate.source": "bold ansiyellow",
+        "said.mark": "bold ansiyellow",
+        "said.label": "italic",
+        "said.role": "italic",
+        "said.snippet": "",
+        "you": "bold ansicyan",
+        "assistant": "bold ansigreen",
+        "reference": "ansibrightblack italic",
+        "checkpoint": "bold ansiyellow",
+        "queued": "ansibrightblack bold",
+        "queued.text": "ansibrightblack italic",
+        "notice": "ansibrightblack",
+        "error": "bold ansired",
+        "error.message": "ansired",
+        "log.seq": "ansibrightblack",
+        "log.type": "bold",
+        "log.source": "ansiblue",
+        "bottom-toolbar": "noreverse bg:#262626 #d0d0d0",
+        "toolbar.title": "bold",
+        "toolbar.running": "bold ansiyellow",
+        "toolbar.idle": "ansigreen",
+        "toolbar.stream": "italic #a0a0a0",
+        "toolbar.hint": "#a0a0a0",
+    }
+)
 """Named classes used by the prompt, the menu, the transcript and the toolbar."""
 
 
@@ -114,8 +116,12 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
     cwd = truncate_middle(inert(state.cwd), 40) if state.cwd else "(no cwd)"
     status_style = "class:toolbar.running" if state.status == "running" else "class:toolbar.idle"
     fragments += [
-        ("class:toolbar.title", f" {title} "), ("", "│ "), ("", f"{cwd} "), ("", "│ "),
-        (status_style, f"{inert(state.status)} "), ("", "│ "),
+        ("class:toolbar.title", f" {title} "),
+        ("", "│ "),
+        ("", f"{cwd} "),
+        ("", "│ "),
+        (status_style, f"{inert(state.status)} "),
+        ("", "│ "),
         ("", truncate_end(inert(state.model_name), 30)),
     ]
     return fragments

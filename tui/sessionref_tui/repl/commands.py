@@ -97,7 +97,7 @@ def help_lines(columns: int) -> list[str]:
     for line in HELP_TEXT.splitlines():
         is_command = line.startswith("/")
         head, indent = (line[:HELP_COMMAND_CELLS], HELP_COMMAND_CELLS) if is_command else ("", 2)
-        pieces = wrap_cells(line[len(head):], max(columns - 1 - indent, 20))
+        pieces = wrap_cells(line[len(head) :], max(columns - 1 - indent, 20))
         rows += [head + pieces[0], *(" " * indent + piece for piece in pieces[1:])]
     return rows
 
@@ -154,8 +154,11 @@ def _print_candidates(host: CommandHost, candidates: Sequence[Any]) -> None:
     columns = host.transcript.columns()
     marks = any(source_mark(candidate.session_id) for candidate in candidates)
     host.transcript.print_lines(
-        [[("class:candidate.label", candidate_row(candidate, now, columns, marks=marks))]
-         for candidate in candidates])
+        [
+            [("class:candidate.label", candidate_row(candidate, now, columns, marks=marks))]
+            for candidate in candidates
+        ]
+    )
 
 
 async def _sessions(host: CommandHost, query: str) -> None:

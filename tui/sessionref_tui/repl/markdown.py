@@ -47,9 +47,22 @@ _PARSER: Final = MarkdownIt("commonmark", {"html": False}).enable("strikethrough
 """rich's own parser settings, except that raw HTML is text. Reused: parsing keeps no state."""
 
 _ANSI_NAMES: Final = (
-    "ansiblack", "ansired", "ansigreen", "ansiyellow", "ansiblue", "ansimagenta", "ansicyan", "ansigray",
-    "ansibrightblack", "ansibrightred", "ansibrightgreen", "ansibrightyellow", "ansibrightblue",
-    "ansibrightmagenta", "ansibrightcyan", "ansiwhite",
+    "ansiblack",
+    "ansired",
+    "ansigreen",
+    "ansiyellow",
+    "ansiblue",
+    "ansimagenta",
+    "ansicyan",
+    "ansigray",
+    "ansibrightblack",
+    "ansibrightred",
+    "ansibrightgreen",
+    "ansibrightyellow",
+    "ansibrightblue",
+    "ansibrightmagenta",
+    "ansibrightcyan",
+    "ansiwhite",
 )
 _ATTRIBUTES: Final = ("bold", "dim", "italic", "underline", "strike", "reverse", "blink")
 
@@ -145,7 +158,8 @@ def _fragments(line: list[Segment]) -> StyleAndTextTuples:
     # Everything `inert` rewrites is non-printable (Cc, Cf, Zl, Zp, Cs): printable text is kept as is.
     fragments: StyleAndTextTuples = [
         (fragment_style(segment.style), segment.text if segment.text.isprintable() else inert(segment.text))
-        for segment in line if not segment.control
+        for segment in line
+        if not segment.control
     ]
     while fragments and not fragments[-1][1].strip() and "bg:" not in fragments[-1][0]:
         fragments.pop()  # rich pads lines to the width; the terminal needs no trailing blanks
@@ -157,8 +171,15 @@ def _fragments(line: list[Segment]) -> StyleAndTextTuples:
 def markdown_lines(text: str, width: int) -> list[StyleAndTextTuples]:
     """`text` rendered as Markdown at `width` cells: one list of inert fragments per screen line."""
     safe = "\n".join(inert(line.expandtabs(TAB_CELLS)) for line in text.split("\n"))
-    console = Console(file=io.StringIO(), width=max(width, 8), color_system="truecolor", force_terminal=True,
-                      legacy_windows=False, emoji=False, highlight=False)
+    console = Console(
+        file=io.StringIO(),
+        width=max(width, 8),
+        color_system="truecolor",
+        force_terminal=True,
+        legacy_windows=False,
+        emoji=False,
+        highlight=False,
+    )
     options = console.options.update(width=max(width, 8))
     rendered = console.render_lines(_ReplyMarkdown(keep_line_breaks(safe.strip("\n"))), options, pad=False)
     lines = [_fragments(line) for line in rendered]

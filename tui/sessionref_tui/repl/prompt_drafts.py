@@ -24,8 +24,14 @@ from sessionref_tui.repl.transcript import Transcript
 class PromptDrafts:
     """Puts drafts into `session`'s prompt now, or when its next prompt starts (`apply_pending`)."""
 
-    def __init__(self, session: PromptSession[Any], transcript: Transcript,
-                 invalidate: Callable[[], None], *, loaded: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        session: PromptSession[Any],
+        transcript: Transcript,
+        invalidate: Callable[[], None],
+        *,
+        loaded: Callable[[], None] = lambda: None,
+    ) -> None:
         self._session = session
         self._transcript = transcript
         self._invalidate = invalidate

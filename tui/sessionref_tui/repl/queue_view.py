@@ -33,7 +33,7 @@ QUEUED_PREFIX: Final = "queued › "
 
 
 def returned_notice(drafts: Sequence[ReturnedDraft], where: str) -> str:
-    """"2 queued messages are back in the prompt", or why they were not delivered when not stopped."""
+    """ "2 queued messages are back in the prompt", or why they were not delivered when not stopped."""
     count = len(drafts)
     noun = "queued message is" if count == 1 else "queued messages are"
     reasons = sorted({draft.reason for draft in drafts if draft.reason != "cancelled"})
@@ -49,9 +49,15 @@ class QueueView:
     (before what is being typed); `name_of(session_id)` names another session in a notice.
     """
 
-    def __init__(self, workspace: Workspace, transcript: Transcript, *,
-                 current: Callable[[], Agent | DraftSession], into_prompt: Callable[[list[str]], None],
-                 name_of: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        transcript: Transcript,
+        *,
+        current: Callable[[], Agent | DraftSession],
+        into_prompt: Callable[[list[str]], None],
+        name_of: Callable[[str], str],
+    ) -> None:
         self._workspace = workspace
         self._transcript = transcript
         self._current = current

@@ -37,9 +37,14 @@ class SessionFeed:
     when an event may have changed it.
     """
 
-    def __init__(self, workspace: Workspace, transcript: Transcript, *,
-                 current: Callable[[], Agent | DraftSession],
-                 retitled: Callable[[str | None], None]) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        transcript: Transcript,
+        *,
+        current: Callable[[], Agent | DraftSession],
+        retitled: Callable[[str | None], None],
+    ) -> None:
         self._workspace = workspace
         self._transcript = transcript
         self._current = current

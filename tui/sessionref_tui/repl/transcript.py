@@ -55,9 +55,14 @@ def _under_gutter(prefix: StyleAndTextTuples, lines: list[StyleAndTextTuples]) -
 class Transcript:
     """Prints above the prompt and keeps a plain-text copy of every printed line (`lines`)."""
 
-    def __init__(self, *, output: Output | None, style: BaseStyle | None,
-                 on_change: Callable[[], None] | None = None,
-                 columns: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        output: Output | None,
+        style: BaseStyle | None,
+        on_change: Callable[[], None] | None = None,
+        columns: Callable[[], int] | None = None,
+    ) -> None:
         self._output = output
         self._style = style
         self._on_change = on_change or (lambda: None)

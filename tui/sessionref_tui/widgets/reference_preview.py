@@ -35,6 +35,7 @@ Moving through the list faster than this reads nothing for the rows skipped."""
 PREVIEW_GROUP: Final = "mention-preview"
 """The exclusive worker group: starting a preview cancels the previous one."""
 
+
 class PreviewLike(Protocol):
     """What the pane reads (`sessionref.service.references.ReferencePreview` fits)."""
 
