@@ -9,7 +9,8 @@ Tables: `sessions` (session id → a small key that is never reused, plus what w
 full-text row id, allocated in insertion order and never reused), `message_texts` (the original
 text, kept apart so that candidate lookups stay on small pages) and the full-text shards
 `words_<n>`: contentless FTS5 tables, each holding the row ids `n << SHARD_BITS` up to the next
-shard. Sharding by insertion order bounds what any one statement reads (see the README).
+shard. Sharding by insertion order bounds what any one statement reads (see docs/benchmarks.md,
+"Search what was said").
 """
 
 from __future__ import annotations

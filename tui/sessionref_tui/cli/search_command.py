@@ -4,7 +4,7 @@ The store is opened (caught up with its logs) and its conversation index caught 
 answer (a first build prints progress on stderr), then the reference service searches as the
 `@` picker's second group does: relevance, then the `--cwd` folder, then recent activity; one row
 per session, its best message. Matching: words in any order, the last word as a prefix, `"quoted
-phrases"`, case and diacritics ignored, CJK by substring (see README, "Search what was said").
+phrases"`, case and diacritics ignored, CJK by substring (see docs/search.md, "What matches").
 """
 
 from __future__ import annotations
