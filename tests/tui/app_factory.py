@@ -65,6 +65,9 @@ class GatedModel:
         """A fixed summary."""
         return f"Summary of {len(messages)} messages."
 
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
 
 class FailingModel(GatedModel):
     """Raises a ModelError as soon as it is asked to reply."""

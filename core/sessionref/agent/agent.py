@@ -11,8 +11,13 @@ turn → ``turn/end`` reason ``completed``. Remaining next-turn items then start
 ``rejectReason``), ``cancelled`` or ``error`` (plus ``error``: a message for people, and
 ``errorCode``: a stable code such as ``MODEL_AUTH``).
 
+The agent is its state, the sending calls, the listeners and the controls; its turns are run by
+a `TurnRunner` it owns (``turns``), and its writes and the surface it keeps go through a
+`SessionLog` (``session_log``): a step builds the model's request from that kept surface, not
+from a re-read of the log.
+
 Writes go to the session's ordered writer off the event loop (``store.enqueue_append``): the
-step loop awaits the writes that frame a turn, while streamed chunks are sent in batches without
+turn runner awaits the writes that frame a turn, while streamed chunks are sent in batches without
 waiting (see ``chunks``). A write that fails (``STORE_LOCK_TIMEOUT``, a full disk) ends the turn
 with the store's code in ``turn/end``; every turn that ends in an error is also reported to
 :meth:`Agent.on_turn_error` listeners, with ``logged=False`` when not even ``turn/end`` could be
@@ -43,14 +48,14 @@ from sessionref.agent.listeners import Listeners
 from sessionref.agent.messages import check_user_message, conversation_from_surface
 from sessionref.agent.ports import AgentModel, AgentStore
 from sessionref.agent.prestep import PreStepChain, PreStepContext, PreStepListener
-from sessionref.agent.turn_loop import AgentStatus, TurnLoop
-from sessionref.agent.waiting import uninterrupted
+from sessionref.agent.session_log import SessionLog
+from sessionref.agent.turns import AgentStatus, TurnListeners, TurnRunner
 from sessionref.contract.options import Placement
 
 __all__ = ["Agent", "AgentStatus"]
 
 
-class Agent(TurnLoop):
+class Agent:
     """One session's agent. Create and use it inside a running asyncio event loop.
 
     ``store`` is an :class:`~sessionref.agent.ports.AgentStore` (the embedded
@@ -67,7 +72,6 @@ class Agent(TurnLoop):
             raise ValueError('placement must be "before" or "after"')
         self._store = store
         self.id = session_id
-        self.model = model
         self.placement: Placement = placement
         self.cwd: str | None = store.record(session_id).cwd
         self._inbox = Inbox()
@@ -77,19 +81,36 @@ class Agent(TurnLoop):
         self._status_changed: Listeners[[str]] = Listeners("status")
         self._turn_failed: Listeners[[TurnFailure]] = Listeners("turn error")
         self._status: AgentStatus = "idle"
-        self._driver: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
-        self._last_turn: int | None = None
-        self._stop_requested = False
-        self._wake_after_stop = False
         self._writable: bool | None = None
+        self._log = SessionLog(store, session_id)
+        self._turns = TurnRunner(
+            self._log,
+            model,
+            inbox=self._inbox,
+            chain=self._chain,
+            listeners=TurnListeners(self._discarded, self._entered, self._turn_failed),
+            step_context=self._step_context,
+            on_status=self._set_status,
+            lock=self._lock,
+        )
 
     # -- state -----------------------------------------------------------------------------
+
+    @property
+    def model(self) -> AgentModel:
+        """The chat model that answers this session's turns."""
+        return self._turns.model
 
     @property
     def status(self) -> AgentStatus:
         """``running`` from the moment a turn is requested until the loop has nothing left to claim."""
         return self._status
+
+    def _set_status(self, status: AgentStatus) -> None:
+        if status != self._status:
+            self._status = status
+            self._status_changed.emit(status)
 
     @property
     def writable(self) -> bool:
@@ -149,7 +170,7 @@ class Agent(TurnLoop):
         """Start a turn for already-queued messages (e.g. after a cancel); False if nothing is queued."""
         if not self._inbox.has_work():
             return False
-        self._wake()
+        self._turns.wake()
         return True
 
     def discard_pending(self, message_id: str, *, reason: str = "removed") -> bool:
@@ -172,7 +193,7 @@ class Agent(TurnLoop):
                 ) from None
         self._inbox.push(target, copy.deepcopy(message))
         if wake:
-            self._wake()
+            self._turns.wake()
 
     # -- listeners -------------------------------------------------------------------------
 
@@ -214,22 +235,11 @@ class Agent(TurnLoop):
 
         Returns False when nothing was running. Queued messages stay queued (see module docs).
         """
-        task = self._driver
-        if task is None or task.done():
-            return False
-        self._stop_requested = True
-        task.cancel()
-        if task is not asyncio.current_task():
-            await asyncio.wait({task})
-        return True
+        return await self._turns.cancel()
 
     async def wait_idle(self) -> None:
         """Return once the agent is idle (immediately if it already is)."""
-        while self._driver is not None:
-            if self._driver.done():
-                self._driver_stopped(self._driver)
-            else:
-                await asyncio.wait({self._driver})
+        await self._turns.wait_idle()
 
     async def compact(self) -> dict[str, Any]:
         """Summarise the current surface with the model and write it as a compaction checkpoint.
@@ -240,12 +250,11 @@ class Agent(TurnLoop):
         """
         self.ensure_writable()
         async with self._lock:
-            surface = await self._store.read_surface(self.id)
-            conversation = conversation_from_surface(surface["events"])
+            conversation = conversation_from_surface(await self._log.surface_events())
             if not conversation:
                 raise AgentError(AGENT_NOTHING_TO_COMPACT, "this session has no messages to compact yet")
             summary = await self.model.summarize(conversation)
-            return await uninterrupted(self._store.write_compaction_async(self.id, summary))
+            return await self._log.write_compaction(summary)
 
     def _step_context(self, batch: list[dict[str, Any]], turn: int, step: int) -> PreStepContext:
         return PreStepContext(agent=self, messages=tuple(batch), turn=turn, step=step)

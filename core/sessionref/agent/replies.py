@@ -1,8 +1,10 @@
 """One step's reply: stream the model into the log in batches, then close the step.
 
-Used by the agent's step loop. Every write goes through `queue_write`, which queues an append on
-the session's ordered writer at once (nothing reorders) and returns a future; a failed write
-becomes `StoreFailed`, which ends the turn with the store's code.
+Used by the agent's turn runner. The model is called with the conversation of the surface the
+`SessionLog` keeps (no re-read of the log it has just written). Every write goes through
+`queue_write` (`SessionLog.queue_append`), which queues an append on the session's ordered writer
+at once (nothing reorders) and returns a future; a failed write becomes `StoreFailed`, which ends
+the turn with the store's code.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from sessionref.agent.chunks import ChunkBatcher
 from sessionref.agent.errors import AGENT_MODEL_FAILED, AGENT_STORE_FAILED
 from sessionref.agent.events import TurnEnd
 from sessionref.agent.messages import conversation_from_surface
-from sessionref.agent.ports import AgentModel, AgentStore, LogEvent
+from sessionref.agent.ports import AgentModel, LogEvent
+from sessionref.agent.session_log import SessionLog
 from sessionref.agent.waiting import landed
 
 logger = logging.getLogger("sessionref.agent.agent")
@@ -50,10 +53,8 @@ class StoreFailed(Exception):
 
 
 async def answer(
-    store: AgentStore,
-    session_id: str,
+    log: SessionLog,
     model: AgentModel,
-    queue_write: QueueWrite,
     turn: int,
     step: int,
     *,
@@ -65,13 +66,14 @@ async def answer(
     fails stops the stream; the step is still closed if the log takes it, then `StoreFailed` is
     raised. A cancel closes the step with what was streamed and propagates.
     """
+    queue_write: QueueWrite = log.queue_append
     batcher = ChunkBatcher(queue_write, turn=turn, step=step)
     parts: list[str] = []
     end: TurnEnd | None = None
     write_failure: StoreFailed | None = None
     try:
-        surface = await store.read_surface(session_id)
-        stream = model.stream(conversation_from_surface(surface["events"], steered_ids=steered_ids))
+        surface = await log.surface_events()
+        stream = model.stream(conversation_from_surface(surface, steered_ids=steered_ids))
         try:
             async for delta in stream:
                 if isinstance(delta, str) and delta:
@@ -91,7 +93,7 @@ async def answer(
     except Exception as exc:
         code = getattr(exc, "code", None)
         if not isinstance(code, str):
-            logger.exception("model call failed in session %s", session_id)
+            logger.exception("model call failed in session %s", log.session_id)
             code = AGENT_MODEL_FAILED
         end = events.failed(code, describe(exc))
     completed = end is None and write_failure is None

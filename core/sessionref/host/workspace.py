@@ -324,10 +324,11 @@ class Workspace:
             listener(session_id, list(drafts))
 
     async def close(self, *, close_store: bool = True) -> None:
-        """Cancel running turns (what was streamed is kept in the log), close the conversation index,
-        then close the store."""
+        """Cancel running turns (what was streamed is kept in the log), close the model's HTTP
+        client, close the conversation index, then close the store."""
         running = [agent for agent in self._agents.values() if agent.status == "running"]
         await asyncio.gather(*(agent.cancel() for agent in running))
+        await self.model.aclose()
         if self.conversations is not None:
             # Stops a running build at its next batch; off the loop, as it may wait for that batch.
             await asyncio.to_thread(self.conversations.close)

@@ -74,6 +74,10 @@ class ChatModel(Protocol):
         """Return a summary of ``messages`` suitable for a compaction checkpoint."""
         ...
 
+    async def aclose(self) -> None:
+        """Release what the model holds (its HTTP client); the host calls it on shutdown."""
+        ...
+
 
 def _role(value: object) -> Role | None:
     """``value`` as a `Role`, or None when it is not one."""

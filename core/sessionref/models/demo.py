@@ -56,3 +56,6 @@ class DemoModel:
         validate_messages(messages)
         await asyncio.sleep(0)
         return compose_demo_summary(messages)
+
+    async def aclose(self) -> None:
+        """Nothing to release: the demo model holds no connection."""

@@ -2,10 +2,15 @@
 
 Every failure becomes a :class:`ModelError` with a stable code; no httpx exception escapes.
 Deltas already yielded before a failure stay yielded, so the caller keeps what the user saw.
+
+One model holds one ``httpx.AsyncClient`` (its connection pool), created by the first call and
+closed by :meth:`OpenAIChatModel.aclose`, which the host calls on shutdown (`Workspace.close`).
+A client belongs to the event loop it was created on: a call on another loop gets a new one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing
@@ -109,6 +114,8 @@ class OpenAIChatModel:
         self.limits = limits if limits is not None else StreamLimits()
         self._clock = clock  # None: the event loop's clock (tests inject one to step the deadline)
         self._api_key = api_key
+        self._http: httpx.AsyncClient | None = None
+        self._http_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(base_url={self.base_url!r}, model={self.model!r})"
@@ -117,6 +124,21 @@ class OpenAIChatModel:
     def endpoint(self) -> str:
         """The full chat-completions URL this model posts to."""
         return f"{self.base_url}/chat/completions"
+
+    def _client(self) -> httpx.AsyncClient:
+        """This model's client on the running loop (created on first use, or for a new loop)."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http.is_closed or self._http_loop is not loop:
+            # A client left on a finished loop cannot be closed from this one; it is dropped.
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), follow_redirects=False)
+            self._http_loop = loop
+        return self._http
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and its connections (a later call opens a new one)."""
+        client, self._http, self._http_loop = self._http, None, None
+        if client is not None and not client.is_closed:
+            await client.aclose()
 
     def _request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         pairs = validate_messages(messages)
@@ -142,30 +164,28 @@ class OpenAIChatModel:
         deadline = Deadline(self.deadline, self._clock)
         started = False
         try:
-            client_timeout = httpx.Timeout(self.timeout)
-            async with httpx.AsyncClient(timeout=client_timeout, follow_redirects=False) as client:
-                response = await send_following_redirects(
-                    client,
-                    self.endpoint,
-                    body=body,
-                    headers=self._headers(),
-                    deadline=deadline,
-                    max_redirects=self.limits.max_redirects,
-                )
-                try:
-                    if response.status_code >= 400:
-                        raise await self._status_error(response, deadline)
-                    started = True
-                    content_type = response.headers.get("content-type", "")
-                    if content_type.startswith("application/json"):
-                        pieces = body_pieces(response, self.limits.max_reply_bytes, deadline)
-                        yield whole_completion_text(b"".join([piece async for piece in pieces]))
-                        return
-                    async with aclosing(read_event_stream(response, self.limits, deadline)) as deltas:
-                        async for delta in deltas:
-                            yield delta
-                finally:
-                    await response.aclose()
+            response = await send_following_redirects(
+                self._client(),
+                self.endpoint,
+                body=body,
+                headers=self._headers(),
+                deadline=deadline,
+                max_redirects=self.limits.max_redirects,
+            )
+            try:
+                if response.status_code >= 400:
+                    raise await self._status_error(response, deadline)
+                started = True
+                content_type = response.headers.get("content-type", "")
+                if content_type.startswith("application/json"):
+                    pieces = body_pieces(response, self.limits.max_reply_bytes, deadline)
+                    yield whole_completion_text(b"".join([piece async for piece in pieces]))
+                    return
+                async with aclosing(read_event_stream(response, self.limits, deadline)) as deltas:
+                    async for delta in deltas:
+                        yield delta
+            finally:
+                await response.aclose()
         except httpx.TimeoutException as error:
             raise ModelError(MODEL_TIMEOUT, self._timeout_message(started)) from error
         except (httpx.RemoteProtocolError, httpx.ReadError) as error:

@@ -60,6 +60,9 @@ class ScriptedModel:
         self.summaries.append([dict(message) for message in messages])
         return f"summary of {len(messages)} messages"
 
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
 
 class FakeModelError(Exception):
     """Shaped like sessionref.models.ModelError (``code``, ``message``)."""

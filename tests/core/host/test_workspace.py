@@ -36,6 +36,7 @@ class GatedModel:
         self.gate: asyncio.Event | None = None
         self.reached = asyncio.Event()
         self.calls: list[list[dict[str, Any]]] = []
+        self.closed = False
 
     async def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
         self.calls.append(messages)
@@ -48,6 +49,9 @@ class GatedModel:
 
     async def summarize(self, messages: list[dict[str, Any]]) -> str:
         return "summary"
+
+    async def aclose(self) -> None:
+        self.closed = True
 
 
 @pytest.fixture
@@ -259,7 +263,7 @@ async def test_truncated_reference_spills_its_transcript_under_the_store(
     await agent.wait_idle()
 
 
-async def test_close_cancels_running_turns_and_keeps_what_was_streamed(
+async def test_close_cancels_running_turns_keeps_what_was_streamed_and_closes_the_model(
     store: SessionStore, model: GatedModel
 ) -> None:
     ws = Workspace(store, model, cwd=CWD)
@@ -269,6 +273,7 @@ async def test_close_cancels_running_turns_and_keeps_what_was_streamed(
     await model.reached.wait()
     await ws.close(close_store=False)
     assert agent.status == "idle"
+    assert model.closed  # its HTTP client is released once no turn can use it
     _, events = store.read_log(agent.id)
     assert events[-1]["data"] == {"turn": 1, "reason": "cancelled"}
     replies = [event for event in events if event["type"] == "assistant/message"]

@@ -26,6 +26,9 @@ class NoModel:
 
     name = "none"
 
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
 
 async def test_the_surface_is_the_readers_with_skipped_positions_and_no_half_line(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)

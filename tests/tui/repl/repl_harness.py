@@ -49,6 +49,9 @@ class GatedModel:
     async def summarize(self, messages: list[dict[str, Any]]) -> str:
         return self.summary
 
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
 
 def user_event(text: str, message_id: str) -> dict[str, Any]:
     """A direct user message event."""

@@ -1,9 +1,10 @@
-"""`TurnLoop`: the step loop of one session's agent, the part of `Agent` that runs turns.
+"""`TurnRunner`: the driver task of one session's agent and the turns and steps it runs.
 
-One driver task per agent claims from the inbox and runs turns while there is work: each turn is
-numbered from the log, framed by ``turn/start`` and ``turn/end``, and made of steps (pre-step
-chain, the entered ``user/message`` events, the model's answer). Every turn that ends in an error
-is reported to the turn-error listeners. The lifecycle is described in `agent`'s module doc.
+The `Agent` owns one runner and hands it what it needs at construction. One driver task claims
+from the inbox and runs turns while there is work: each turn is numbered from the log, framed by
+``turn/start`` and ``turn/end``, and made of steps (pre-step chain, the entered ``user/message``
+events, the model's answer). Every turn that ends in an error is reported to the turn-error
+listeners. The lifecycle is described in `agent`'s module doc.
 """
 
 from __future__ import annotations
@@ -11,63 +12,108 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from sessionref.agent import events
 from sessionref.agent.errors import AGENT_PRE_STEP_FAILED, AGENT_TURN_FAILED, TurnFailure
-from sessionref.agent.events import TurnEnd, last_turn_number
+from sessionref.agent.events import TurnEnd
 from sessionref.agent.inbox import Inbox
 from sessionref.agent.listeners import Listeners
 from sessionref.agent.messages import check_user_message
-from sessionref.agent.ports import AgentModel, AgentStore, LogEvent
+from sessionref.agent.ports import AgentModel, LogEvent
 from sessionref.agent.prestep import PreStepChain, PreStepContext, Reject
 from sessionref.agent.replies import StoreFailed, answer, describe
+from sessionref.agent.session_log import SessionLog
 from sessionref.agent.waiting import uninterrupted
 
 logger = logging.getLogger("sessionref.agent.agent")
 
 AgentStatus = Literal["idle", "running"]
 
+StepContext = Callable[[list[dict[str, Any]], int, int], PreStepContext]
+"""Build what the pre-step chain sees of a step from its batch, turn and step numbers."""
 
-class TurnLoop:
-    """The driver and the turns of an `Agent` (which sets every attribute below in its `__init__`)."""
 
-    id: str
-    model: AgentModel
-    _store: AgentStore
-    _inbox: Inbox
-    _chain: PreStepChain
-    _discarded: Listeners[[dict[str, Any], str]]
-    _entered: Listeners[[list[dict[str, Any]]]]
-    _status_changed: Listeners[[str]]
-    _turn_failed: Listeners[[TurnFailure]]
-    _status: AgentStatus
-    _driver: asyncio.Task[None] | None
-    _lock: asyncio.Lock
-    _last_turn: int | None
-    _stop_requested: bool
-    _wake_after_stop: bool
+@dataclass(frozen=True, slots=True)
+class TurnListeners:
+    """Who hears what the turns do: messages discarded or entered, and turns that failed."""
 
-    def _step_context(self, batch: list[dict[str, Any]], turn: int, step: int) -> PreStepContext:
-        """What the pre-step chain sees of a step (it names the `Agent`, which provides this)."""
-        raise NotImplementedError
+    discarded: Listeners[[dict[str, Any], str]]
+    entered: Listeners[[list[dict[str, Any]]]]
+    failed: Listeners[[TurnFailure]]
 
-    def _set_status(self, status: AgentStatus) -> None:
-        if status != self._status:
-            self._status = status
-            self._status_changed.emit(status)
 
-    def _wake(self) -> None:
+class TurnRunner:
+    """Runs an agent's turns on one driver task: started by `wake`, stopped by `cancel`.
+
+    ``lock`` is held while the driver runs (the agent holds it to keep turns from starting);
+    ``on_status`` hears ``running`` when a driver starts and ``idle`` once it has stopped.
+    """
+
+    def __init__(
+        self,
+        log: SessionLog,
+        model: AgentModel,
+        *,
+        inbox: Inbox,
+        chain: PreStepChain,
+        listeners: TurnListeners,
+        step_context: StepContext,
+        on_status: Callable[[AgentStatus], None],
+        lock: asyncio.Lock,
+    ) -> None:
+        self.model = model
+        self._log = log
+        self._inbox = inbox
+        self._chain = chain
+        self._listeners = listeners
+        self._step_context = step_context
+        self._on_status = on_status
+        self._lock = lock
+        self._driver: asyncio.Task[None] | None = None
+        self._last_turn: int | None = None
+        self._stop_requested = False
+        self._wake_after_stop = False
+
+    @property
+    def id(self) -> str:
+        """The session's id."""
+        return self._log.session_id
+
+    # -- the driver ------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Start a driver for the queued work unless one runs (after a cancel: once it stopped)."""
         if self._driver is not None and not self._driver.done():
             if self._stop_requested:
                 self._wake_after_stop = True
             return
-        self._set_status("running")
+        self._on_status("running")
         task = asyncio.get_running_loop().create_task(self._drive(), name=f"agent {self.id}")
         self._driver = task
         # Also covers a driver cancelled before it ever ran (its ``finally`` never executes).
         task.add_done_callback(self._driver_stopped)
+
+    async def cancel(self) -> bool:
+        """Cancel the running driver and wait until its turn was closed; False if none ran."""
+        task = self._driver
+        if task is None or task.done():
+            return False
+        self._stop_requested = True
+        task.cancel()
+        if task is not asyncio.current_task():
+            await asyncio.wait({task})
+        return True
+
+    async def wait_idle(self) -> None:
+        """Return once no driver runs (immediately if none does)."""
+        while self._driver is not None:
+            if self._driver.done():
+                self._driver_stopped(self._driver)
+            else:
+                await asyncio.wait({self._driver})
 
     async def _drive(self) -> None:
         try:
@@ -95,30 +141,16 @@ class TurnLoop:
         self._stop_requested = False
         self._wake_after_stop = False
         if restart:
-            self._wake()
+            self.wake()
         else:
-            self._set_status("idle")
-
-    def _queue_write(self, batch: Sequence[LogEvent]) -> asyncio.Future[list[LogEvent]]:
-        """Queue an append on the session's writer now (its place in the log is fixed here)."""
-        return asyncio.ensure_future(self._store.enqueue_append(self.id, list(batch)))
+            self._on_status("idle")
 
     async def _write(self, batch: Sequence[LogEvent]) -> list[LogEvent]:
         """Append and wait until it has landed (through a cancel); `StoreFailed` if it could not."""
         try:
-            return await uninterrupted(self._queue_write(batch))
+            return await uninterrupted(self._log.queue_append(batch))
         except Exception as error:
             raise StoreFailed(error) from error
-
-    async def _next_turn_number(self) -> int:
-        if self._last_turn is None:
-            try:
-                _, logged = await uninterrupted(asyncio.to_thread(self._store.read_log, self.id))
-            except Exception as error:
-                raise StoreFailed(error) from error
-            self._last_turn = last_turn_number(logged)
-        self._last_turn += 1
-        return self._last_turn
 
     async def _run_turn(self) -> bool:
         """Run one turn; False when its start or end could not be logged (the driver stops then)."""
@@ -126,10 +158,13 @@ class TurnLoop:
         # longer "queued") in the same loop turn as the send, as when writes were synchronous.
         batch = self._inbox.claim(turn_boundary=True)
         try:
-            turn = await self._next_turn_number()
+            try:
+                turn = self._last_turn = await self._log.next_turn_number()
+            except Exception as error:
+                raise StoreFailed(error) from error
             await self._write([events.turn_start(turn)])
         except StoreFailed as failure:
-            self._last_turn = None  # the turn did not start: its number is read from the log again
+            self._log.turn_not_started()  # its number is read from the log again
             self._discard(batch, "error")  # never logged: the UI gives them back as drafts
             self._report(TurnFailure(self.id, None, failure.code, failure.message, logged=False))
             return False
@@ -166,11 +201,11 @@ class TurnLoop:
     def _report(self, failure: TurnFailure) -> None:
         if not failure.logged:
             logger.warning("session %s: %s: %s (not in the log)", self.id, failure.code, failure.message)
-        self._turn_failed.emit(failure)
+        self._listeners.failed.emit(failure)
 
     def _discard(self, messages: Sequence[dict[str, Any]], reason: str) -> None:
         for message in messages:
-            self._discarded.emit(message, reason)
+            self._listeners.discarded.emit(message, reason)
 
     async def _run_step(self, turn: int, step: int, batch: list[dict[str, Any]]) -> TurnEnd | None:
         """Decide, log and answer one step; returns how the turn ends, or None to go on."""
@@ -198,9 +233,7 @@ class TurnLoop:
             logger.warning("session %s: the step's messages were not written: %s", self.id, failure.message)
             self._discard(entered, "error")  # not in the log: the UI gives them back as drafts
             return failure.turn_end()
-        self._entered.emit([copy.deepcopy(message) for message in entered])
+        self._listeners.entered.emit([copy.deepcopy(message) for message in entered])
         # A later step of a running turn was started by a steer: say so to the model.
         steered = entered_ids if step > 1 else frozenset()
-        return await answer(
-            self._store, self.id, self.model, self._queue_write, turn, step, steered_ids=steered
-        )
+        return await answer(self._log, self.model, turn, step, steered_ids=steered)
