@@ -20,6 +20,7 @@ from sessionref.sources.foreign import ForeignSourceErrorCode
 from sessionref.store.errors import StoreCode
 from sessionref.textsearch.errors import TextSearchCode
 from sessionref_tui.errors import CliCode, ReplCode
+from sessionref_tui.submit_errors import PLAIN_WORDS, READ_ONLY_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = (ROOT / "core", ROOT / "tui")
@@ -214,3 +215,8 @@ raise MessageOnlyError("a message, not a code")
 raise ValueError("NOT_CODED")
 """
     assert literal_codes({"sample.py": source}) == ["sample.py:9", "sample.py:10", "sample.py:11"]
+
+
+def test_the_codes_the_app_explains_are_catalogued() -> None:
+    catalogued = {code for code, _layer in all_codes()}
+    assert set(PLAIN_WORDS) | READ_ONLY_CODES <= catalogued

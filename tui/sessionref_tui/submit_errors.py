@@ -6,27 +6,25 @@ stable code is always included so a user can search for it or report it.
 
 from __future__ import annotations
 
-from sessionref.agent.errors import AgentCode
-from sessionref.contract.errors import ErrorCode
-from sessionref.service.errors import ServiceCode
-from sessionref.store.errors import StoreCode
-
+# Codes are spelled out here, not imported from their layers' enums: the app imports this module
+# before its first frame, and the store and the agent load after it. tests/test_error_catalogue.py
+# holds every code here to the catalogue (docs/errors.md).
 PLAIN_WORDS: dict[str, str] = {
-    ErrorCode.INVALID_REFERENCE: "A mention in your message is malformed",
-    ErrorCode.SELF_REFERENCE: "A session cannot mention itself",
-    ErrorCode.TOO_MANY: "Too many sessions mentioned",
-    ErrorCode.READ_FAILED: "A mentioned session could not be read",
-    ErrorCode.BUDGET_EXCEEDED: "A mentioned session does not fit the size budget",
-    ErrorCode.CANCELLED: "Sending was cancelled",
-    ErrorCode.INVALID_CONFIG: "The reference settings are invalid",
-    AgentCode.EMPTY_MESSAGE: "There is nothing to send",
-    ServiceCode.SESSION_NOT_FOUND: "The session no longer exists",
-    StoreCode.UNREADABLE: "The session store could not be read",
-    StoreCode.INVALID_LOG: "A session log is damaged",
+    "SESSION_REFERENCE_INVALID_REFERENCE": "A mention in your message is malformed",
+    "SESSION_REFERENCE_SELF_REFERENCE": "A session cannot mention itself",
+    "SESSION_REFERENCE_TOO_MANY": "Too many sessions mentioned",
+    "SESSION_REFERENCE_READ_FAILED": "A mentioned session could not be read",
+    "SESSION_REFERENCE_BUDGET_EXCEEDED": "A mentioned session does not fit the size budget",
+    "SESSION_REFERENCE_CANCELLED": "Sending was cancelled",
+    "SESSION_REFERENCE_INVALID_CONFIG": "The reference settings are invalid",
+    "AGENT_EMPTY_MESSAGE": "There is nothing to send",
+    "STORE_SESSION_NOT_FOUND": "The session no longer exists",
+    "STORE_UNREADABLE": "The session store could not be read",
+    "STORE_INVALID_LOG": "A session log is damaged",
 }
 
 
-READ_ONLY_CODES: frozenset[str] = frozenset({AgentCode.READ_ONLY, StoreCode.READ_ONLY})
+READ_ONLY_CODES: frozenset[str] = frozenset({"AGENT_READ_ONLY", "STORE_READ_ONLY"})
 """Codes that mean the session on screen cannot be written (a DSH session, a compressed log)."""
 
 MENTION_IN_NEW_SESSION_KEY = "Ctrl+F"
