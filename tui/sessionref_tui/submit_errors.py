@@ -6,6 +6,9 @@ stable code is always included so a user can search for it or report it.
 
 from __future__ import annotations
 
+# Codes are spelled out here, not imported from their layers' enums: the app imports this module
+# before its first frame, and the store and the agent load after it. tests/test_error_catalogue.py
+# holds every code here to the catalogue (docs/errors.md).
 PLAIN_WORDS: dict[str, str] = {
     "SESSION_REFERENCE_INVALID_REFERENCE": "A mention in your message is malformed",
     "SESSION_REFERENCE_SELF_REFERENCE": "A session cannot mention itself",

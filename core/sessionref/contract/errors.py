@@ -19,10 +19,24 @@ from typing import Any, Final, Protocol
 
 from sessionref.contract.excerpts import MESSAGE_CHARS, bounded_excerpt
 
-INTERNAL_ERROR: Final = "INTERNAL_ERROR"
+
+class ContractCode(StrEnum):
+    """The contract layer's codes besides `ErrorCode`'s seven (docs/errors.md lists every code)."""
+
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    """An unexpected exception reached a host: a bug, with its traceback in a log."""
+    IO_ERROR = "IO_ERROR"
+    """An operating-system error (a disk, a permission, a missing file) no layer coded."""
+    JSON_INVALID = "JSON_INVALID"
+    """Text that should have been JSON was not."""
+    JSON_TOO_DEEP = "JSON_TOO_DEEP"
+    """JSON nested deeper than `sessionref.contract.js_json.MAX_JSON_DEPTH`."""
+
+
+INTERNAL_ERROR: Final = ContractCode.INTERNAL_ERROR
 """The code of an unexpected exception that reached a host: a bug, with its traceback in a log."""
 
-IO_ERROR: Final = "IO_ERROR"
+IO_ERROR: Final = ContractCode.IO_ERROR
 """The code of an operating-system error (a disk, a permission, a missing file) no layer coded."""
 
 CODE_CHARS: Final = 100
@@ -33,7 +47,7 @@ INTERNAL_DETAIL_CHARS: Final = 500
 
 
 class ErrorCode(StrEnum):
-    """The stable codes of `SessionReferenceError` (docs/contract.md §7)."""
+    """The stable codes of `SessionReferenceError` (docs/contract.md §7; all codes: docs/errors.md)."""
 
     INVALID_CONFIG = "SESSION_REFERENCE_INVALID_CONFIG"
     INVALID_REFERENCE = "SESSION_REFERENCE_INVALID_REFERENCE"
@@ -125,7 +139,7 @@ class ContractTypeError(TypeError):
 class _JsonInputError(CodedError, ValueError):
     """Base of the coded `ValueError`s for JSON input; `str()` is the message alone, as in JavaScript."""
 
-    code_value = "JSON_INVALID"
+    code_value: str = ContractCode.JSON_INVALID
 
     def __init__(self, message: str) -> None:
         ValueError.__init__(self, message)
@@ -140,7 +154,7 @@ class ContractSyntaxError(_JsonInputError):
     """
 
     name = "SyntaxError"
-    code_value = "JSON_INVALID"
+    code_value = ContractCode.JSON_INVALID
 
 
 class ContractRangeError(_JsonInputError):
@@ -152,7 +166,7 @@ class ContractRangeError(_JsonInputError):
     """
 
     name = "RangeError"
-    code_value = "JSON_TOO_DEEP"
+    code_value = ContractCode.JSON_TOO_DEEP
 
 
 def js_error_name(error: BaseException) -> str:

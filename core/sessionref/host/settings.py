@@ -53,6 +53,7 @@ from sessionref.contract.errors import CodedError, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.contract.options import Placement
 from sessionref.host.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
+from sessionref.host.errors import HostCode
 from sessionref.host.setting_values import (
     SHOWN_PATH_CHARS,
     BadValue,
@@ -69,8 +70,8 @@ from sessionref.host.source_settings import SourcesSettings, sources_layer
 from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
 from sessionref.service.config import SessionReferenceConfig
 
-SETTINGS_INVALID: Final = "SETTINGS_INVALID"
-SETTINGS_FILE_INVALID: Final = "SETTINGS_FILE_INVALID"
+SETTINGS_INVALID: Final = HostCode.SETTINGS_INVALID
+SETTINGS_FILE_INVALID: Final = HostCode.SETTINGS_FILE_INVALID
 
 CONFIG_FILE_NAME: Final = "config.toml"
 DEFAULT_MODEL: Final = "gpt-4o-mini"

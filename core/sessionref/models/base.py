@@ -9,34 +9,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from enum import StrEnum
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from sessionref.contract.errors import CodedError
 from sessionref.contract.terminal_text import UNSAFE_CHARACTER
 
-MODEL_AUTH: Final = "MODEL_AUTH"
-MODEL_TIMEOUT: Final = "MODEL_TIMEOUT"
-MODEL_STREAM_DROPPED: Final = "MODEL_STREAM_DROPPED"
-MODEL_HTTP_ERROR: Final = "MODEL_HTTP_ERROR"
-MODEL_BAD_RESPONSE: Final = "MODEL_BAD_RESPONSE"
-MODEL_UNREACHABLE: Final = "MODEL_UNREACHABLE"
-MODEL_BAD_REQUEST: Final = "MODEL_BAD_REQUEST"
-MODEL_STREAM_TOO_LARGE: Final = "MODEL_STREAM_TOO_LARGE"
-MODEL_REDIRECT: Final = "MODEL_REDIRECT"
 
-MODEL_ERROR_CODES: Final = frozenset(
-    {
-        MODEL_AUTH,
-        MODEL_TIMEOUT,
-        MODEL_STREAM_DROPPED,
-        MODEL_HTTP_ERROR,
-        MODEL_BAD_RESPONSE,
-        MODEL_UNREACHABLE,
-        MODEL_BAD_REQUEST,
-        MODEL_STREAM_TOO_LARGE,
-        MODEL_REDIRECT,
-    }
-)
+class ModelCode(StrEnum):
+    """The stable codes of `ModelError` (docs/errors.md)."""
+
+    AUTH = "MODEL_AUTH"
+    TIMEOUT = "MODEL_TIMEOUT"
+    STREAM_DROPPED = "MODEL_STREAM_DROPPED"
+    HTTP_ERROR = "MODEL_HTTP_ERROR"
+    BAD_RESPONSE = "MODEL_BAD_RESPONSE"
+    UNREACHABLE = "MODEL_UNREACHABLE"
+    BAD_REQUEST = "MODEL_BAD_REQUEST"
+    STREAM_TOO_LARGE = "MODEL_STREAM_TOO_LARGE"
+    REDIRECT = "MODEL_REDIRECT"
+
+
+# The names the models' modules import; each is the catalogue member above.
+MODEL_AUTH: Final = ModelCode.AUTH
+MODEL_TIMEOUT: Final = ModelCode.TIMEOUT
+MODEL_STREAM_DROPPED: Final = ModelCode.STREAM_DROPPED
+MODEL_HTTP_ERROR: Final = ModelCode.HTTP_ERROR
+MODEL_BAD_RESPONSE: Final = ModelCode.BAD_RESPONSE
+MODEL_UNREACHABLE: Final = ModelCode.UNREACHABLE
+MODEL_BAD_REQUEST: Final = ModelCode.BAD_REQUEST
+MODEL_STREAM_TOO_LARGE: Final = ModelCode.STREAM_TOO_LARGE
+MODEL_REDIRECT: Final = ModelCode.REDIRECT
+
+MODEL_ERROR_CODES: Final[frozenset[str]] = frozenset(ModelCode)
 
 Role = Literal["user", "assistant", "system"]
 """The roles a conversation message sent to a model may have."""
@@ -54,7 +59,7 @@ DEFAULT_DEMO_PACE: Final = 0.04
 
 
 class ModelError(CodedError):
-    """A model call failed; ``code`` is one of :data:`MODEL_ERROR_CODES`, ``message`` is for people."""
+    """A model call failed; ``code`` is a `ModelCode`, ``message`` is for people."""
 
 
 @runtime_checkable

@@ -14,10 +14,11 @@ from typing import Final
 
 from sessionref.contract.errors import CodedError
 from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.service.errors import ServiceCode
 from sessionref.service.protocols import SessionQuery
 
-SESSION_ID_AMBIGUOUS: Final = "SESSION_ID_AMBIGUOUS"
-STORE_SESSION_NOT_FOUND: Final = "STORE_SESSION_NOT_FOUND"  # the store's own not-found code
+SESSION_ID_AMBIGUOUS: Final = ServiceCode.SESSION_ID_AMBIGUOUS
+STORE_SESSION_NOT_FOUND: Final = ServiceCode.SESSION_NOT_FOUND  # the store's own not-found code
 
 AMBIGUOUS_MATCHES_SHOWN: Final = 5
 """How many of the matching ids an ambiguity error lists (the most recent first)."""

@@ -21,7 +21,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from sessionref.service.protocols import Progress, SessionRecord
-from sessionref.store.errors import StoreError, shown_id
+from sessionref.store.errors import STORE_SESSION_NOT_FOUND, StoreError, shown_id
 from sessionref.store.first_scan import scan_new_folders
 from sessionref.store.foreign_state import ForeignEntry
 from sessionref.store.index import DiscoveryIndex
@@ -389,5 +389,5 @@ class Catalog:
         """The state of a listed session or `StoreError(STORE_SESSION_NOT_FOUND)`."""
         state = self.by_id.get(session_id) if isinstance(session_id, str) else None
         if state is None:
-            raise StoreError("STORE_SESSION_NOT_FOUND", f'session "{shown_id(session_id)}" not found')
+            raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{shown_id(session_id)}" not found')
         return state

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import Final
+
 from sessionref.contract.errors import CodedError
 
-# This Python's SQLite has no FTS5, or the index file cannot be opened or created.
-TEXT_SEARCH_UNAVAILABLE = "TEXT_SEARCH_UNAVAILABLE"
-# The caller cancelled a running search.
-TEXT_SEARCH_CANCELLED = "TEXT_SEARCH_CANCELLED"
-# A bad argument (a limit that is not a positive integer, rows that are not a session's projection).
-TEXT_SEARCH_INVALID_ARGUMENT = "TEXT_SEARCH_INVALID_ARGUMENT"
-# The index was used after `close()`.
-TEXT_SEARCH_CLOSED = "TEXT_SEARCH_CLOSED"
+
+class TextSearchCode(StrEnum):
+    """The conversation search engine's stable error codes (docs/errors.md)."""
+
+    UNAVAILABLE = "TEXT_SEARCH_UNAVAILABLE"
+    """This Python's SQLite has no FTS5, or the index file cannot be opened or created."""
+    CANCELLED = "TEXT_SEARCH_CANCELLED"
+    """The caller cancelled a running search."""
+    INVALID_ARGUMENT = "TEXT_SEARCH_INVALID_ARGUMENT"
+    """A bad argument (a limit that is not a positive integer, rows that are not a session's projection)."""
+    CLOSED = "TEXT_SEARCH_CLOSED"
+    """The index was used after `close()`."""
+
+
+# The names the engine's modules import; each is the catalogue member above.
+TEXT_SEARCH_UNAVAILABLE: Final = TextSearchCode.UNAVAILABLE
+TEXT_SEARCH_CANCELLED: Final = TextSearchCode.CANCELLED
+TEXT_SEARCH_INVALID_ARGUMENT: Final = TextSearchCode.INVALID_ARGUMENT
+TEXT_SEARCH_CLOSED: Final = TextSearchCode.CLOSED
 
 
 class TextSearchError(CodedError):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 from sessionref.contract.errors import CodedError, InternalErrorLog
 
 from sessionref_tui.cli.output import note
+from sessionref_tui.errors import CliCode
 
 if TYPE_CHECKING:
     from sessionref.host.settings import Settings
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
     from sessionref.store import SessionStore
     from sessionref.store.foreign_state import ForeignRoot
 
-CLI_STORE_NOT_FOUND: Final = "CLI_STORE_NOT_FOUND"
-CLI_STORE_NOT_CREATED: Final = "CLI_STORE_NOT_CREATED"
+CLI_STORE_NOT_FOUND: Final = CliCode.STORE_NOT_FOUND
+CLI_STORE_NOT_CREATED: Final = CliCode.STORE_NOT_CREATED
 
 LARGE_STORE_SESSIONS: Final = 500
 """First-time indexing of at least this many sessions prints progress on stderr."""

@@ -17,6 +17,7 @@ from sessionref.contract.errors import CodedError
 from sessionref.host.workspace import DraftSession
 
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle, wrap_cells
+from sessionref_tui.errors import ReplCode
 from sessionref_tui.event_view import log_rows as event_rows
 from sessionref_tui.event_view import skipped_lines_notice
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
@@ -87,7 +88,7 @@ async def run_command(host: CommandHost, line: str) -> None:
     name, argument = split_command(line)
     handler = COMMANDS.get(name)
     if handler is None:
-        raise CommandError("REPL_UNKNOWN_COMMAND", f"unknown command /{inert(name)} (try /help)")
+        raise CommandError(ReplCode.UNKNOWN_COMMAND, f"unknown command /{inert(name)} (try /help)")
     await handler(host, argument)
 
 
@@ -115,7 +116,7 @@ def _existing(host: CommandHost, command: str) -> Agent:
     target = host.agent
     if isinstance(target, DraftSession):
         raise CommandError(
-            "REPL_NO_SESSION_YET",
+            ReplCode.NO_SESSION_YET,
             f"/{command} needs a session: this one is created by its first message, so send one first",
         )
     return target
@@ -171,7 +172,7 @@ async def _sessions(host: CommandHost, query: str) -> None:
 
 async def _switch(host: CommandHost, argument: str) -> None:
     if not argument:
-        raise CommandError("REPL_USAGE", "usage: /switch <id or title>")
+        raise CommandError(ReplCode.USAGE, "usage: /switch <id or title>")
     store = host.workspace.store
     if argument == host.agent.id:
         host.transcript.notice("already in that session")
@@ -186,7 +187,7 @@ async def _switch(host: CommandHost, argument: str) -> None:
         host.switch_to(host.workspace.agent(matches[0].session_id))
         return
     if not matches:
-        raise CommandError("REPL_NO_SUCH_SESSION", f"no session matches {inert(argument)!r}")
+        raise CommandError(ReplCode.NO_SUCH_SESSION, f"no session matches {inert(argument)!r}")
     host.transcript.notice(f"{len(matches)} sessions match; use an id:")
     _print_candidates(host, matches)
 
@@ -201,7 +202,7 @@ def _exists(store: Any, session_id: str) -> bool:
 
 async def _title(host: CommandHost, argument: str) -> None:
     if not argument:
-        raise CommandError("REPL_USAGE", "usage: /title <text>")
+        raise CommandError(ReplCode.USAGE, "usage: /title <text>")
     await host.workspace.store.rename_async(_existing(host, "title").id, argument)
 
 

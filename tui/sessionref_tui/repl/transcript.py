@@ -22,6 +22,7 @@ from prompt_toolkit.styles import BaseStyle
 from rich.cells import cell_len
 
 from sessionref_tui.display import inert, wrap_cells
+from sessionref_tui.errors import ReplCode
 from sessionref_tui.event_view import (
     context_source,
     message_text,
@@ -142,7 +143,7 @@ class Transcript:
             self.flush_streams()
             reason = str(data.get("reason", ""))
             if reason == "error":
-                code = str(data.get("errorCode", "TURN_FAILED"))
+                code = str(data.get("errorCode", ReplCode.TURN_FAILED))
                 self.error(code, str(data.get("error", "the turn failed")))
             elif reason not in ("", "completed"):
                 detail = data.get("rejectReason")
