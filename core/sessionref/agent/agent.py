@@ -11,7 +11,7 @@ turn → ``turn/end`` reason ``completed``. Remaining next-turn items then start
 ``rejectReason``), ``cancelled`` or ``error`` (plus ``error``: a message for people, and
 ``errorCode``: a stable code such as ``MODEL_AUTH``).
 
-Writes go to the session's ordered writer off the event loop (``store.enqueue_append``): the
+Writes go to the session's ordered writer off the event loop (``store.on_lane``): the
 step loop awaits the writes that frame a turn, while streamed chunks are sent in batches without
 waiting (see ``chunks``). A write that fails (``STORE_LOCK_TIMEOUT``, a full disk) ends the turn
 with the store's code in ``turn/end``; every turn that ends in an error is also reported to
@@ -245,7 +245,9 @@ class Agent(TurnLoop):
             if not conversation:
                 raise AgentError(AGENT_NOTHING_TO_COMPACT, "this session has no messages to compact yet")
             summary = await self.model.summarize(conversation)
-            return await uninterrupted(self._store.write_compaction_async(self.id, summary))
+            return await uninterrupted(
+                self._store.on_lane(self.id, self._store.write_compaction, self.id, summary)
+            )
 
     def _step_context(self, batch: list[dict[str, Any]], turn: int, step: int) -> PreStepContext:
         return PreStepContext(agent=self, messages=tuple(batch), turn=turn, step=step)

@@ -101,7 +101,7 @@ class TurnLoop:
 
     def _queue_write(self, batch: Sequence[LogEvent]) -> asyncio.Future[list[LogEvent]]:
         """Queue an append on the session's writer now (its place in the log is fixed here)."""
-        return asyncio.ensure_future(self._store.enqueue_append(self.id, list(batch)))
+        return asyncio.ensure_future(self._store.on_lane(self.id, self._store.append, self.id, list(batch)))
 
     async def _write(self, batch: Sequence[LogEvent]) -> list[LogEvent]:
         """Append and wait until it has landed (through a cancel); `StoreFailed` if it could not."""

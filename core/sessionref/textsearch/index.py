@@ -19,13 +19,13 @@ import sqlite3
 from collections.abc import Callable, Collection, Mapping
 from typing import TypeVar
 
+from sessionref.service.conversation_rows import ConversationRow
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
     TEXT_SEARCH_INVALID_ARGUMENT,
     TEXT_SEARCH_UNAVAILABLE,
     TextSearchError,
 )
-from sessionref.textsearch.feed import ConversationRow
 from sessionref.textsearch.index_updates import BATCH_ROWS, IndexUpdates
 from sessionref.textsearch.protocol import (
     ConversationResults,
