@@ -345,12 +345,13 @@ def test_a_bulk_build_equals_a_normal_one(tmp_path: Path, small_shards: None) ->
     for n in range(9):
         assert bulk.session_rows(f"s{n}") == normal.session_rows(f"s{n}")
     assert found(bulk, "shared reply", limit=50) == found(normal, "shared reply", limit=50)
-    settings = bulk._writer.execute(  # every shard merges as it goes again afterwards
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_*_config'"
-    ).fetchall()
-    assert len(settings) == 7
-    for (table,) in settings:
-        assert bulk._writer.execute(f"SELECT v FROM {table} WHERE k = 'automerge'").fetchone() == (4,)
+    with bulk.file.writer() as connection:
+        settings = connection.execute(  # every shard merges as it goes again afterwards
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_*_config'"
+        ).fetchall()
+        assert len(settings) == 7
+        for (table,) in settings:
+            assert connection.execute(f"SELECT v FROM {table} WHERE k = 'automerge'").fetchone() == (4,)
     bulk.close()
     normal.close()
 
@@ -374,7 +375,8 @@ def test_an_index_of_another_unicode_database_is_rebuilt(tmp_path: Path) -> None
     path = tmp_path / "text.sqlite"
     index = TextIndex(path)
     index.update([SessionRows("s", rows("words"), 0)])
-    index._writer.execute("UPDATE meta SET value = '1/0.0.0' WHERE key = 'fold_version'")
+    with index.file.writer() as connection:
+        connection.execute("UPDATE meta SET value = '1/0.0.0' WHERE key = 'fold_version'")
     index.close()
     reopened = TextIndex(path)
     assert reopened.rebuilt and reopened.indexed() == {}
