@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from sessionref.service.conversation_rows import ConversationRow
+from sessionref.store.cache_file import SlowStatements
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
     TEXT_SEARCH_INVALID_ARGUMENT,
@@ -51,11 +52,12 @@ class TextIndex:
 
     `verify=True` runs `PRAGMA quick_check` on open (about 1.5 s for a 2.6 GB index); a damaged
     file is also detected by any later SQLite error saying so. Raises `TEXT_SEARCH_UNAVAILABLE`
-    when this Python's SQLite has no FTS5 or the file can be neither opened nor created.
+    when this Python's SQLite has no FTS5 or the file can be neither opened nor created. `slow`
+    reports its slow statements (off by default; see `sessionref.store.cache_file`).
     """
 
-    def __init__(self, path: str | Path, *, verify: bool = True) -> None:
-        self.file = IndexFile(path, verify=verify)
+    def __init__(self, path: str | Path, *, verify: bool = True, slow: SlowStatements | None = None) -> None:
+        self.file = IndexFile(path, verify=verify, slow=slow)
         self._updater = IndexUpdater(self.file)
 
     @property

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from sessionref.store.cache_file import SlowStatements, remove_cache_files
 from sessionref.textsearch.errors import TEXT_SEARCH_CLOSED, TEXT_SEARCH_UNAVAILABLE, TextSearchError
-from sessionref.textsearch.schema import connect, ensure_fts5, is_damage, open_index_file, remove_files
+from sessionref.textsearch.schema import connect, ensure_fts5, is_damage, open_index_file
 from sessionref.textsearch.search import Searcher
 
 log = logging.getLogger("sessionref.textsearch")
@@ -39,20 +40,21 @@ class IndexFile:
     Thread-safe: one reader and one writer at a time, side by side.
     """
 
-    def __init__(self, path: str | Path, *, verify: bool = True) -> None:
+    def __init__(self, path: str | Path, *, verify: bool = True, slow: SlowStatements | None = None) -> None:
         ensure_fts5()
         self.path = Path(path)
+        self._slow = slow
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._closed = False
         self.resets = 0
-        self._writer, self.rebuilt = open_index_file(self.path, verify=verify)
+        self._writer, self.rebuilt = open_index_file(self.path, verify=verify, slow=slow)
         self._connect()
 
     def _connect(self) -> None:
         """Open the search connection beside the writer and note which file both are on."""
         self._identity = _file_identity(self.path)
-        self._reader = connect(self.path, reader=True)
+        self._reader = connect(self.path, reader=True, slow=self._slow)
         self._searcher = Searcher(self._reader)
         try:
             self._searcher.warm()
@@ -119,8 +121,8 @@ class IndexFile:
             )
             self._writer.close()
             self._reader.close()
-            remove_files(self.path)
-            self._writer, _ = open_index_file(self.path, verify=False)
+            remove_cache_files(self.path)
+            self._writer, _ = open_index_file(self.path, verify=False, slow=self._slow)
             self._connect()
             self.rebuilt = True
             self.resets += 1
@@ -139,7 +141,7 @@ class IndexFile:
             log.warning("the conversation index %s was replaced by another process: reopening", self.path)
             self._writer.close()
             self._reader.close()
-            self._writer, _ = open_index_file(self.path, verify=False)
+            self._writer, _ = open_index_file(self.path, verify=False, slow=self._slow)
             self._connect()
             self.rebuilt = True
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from sessionref.store.cache_file import remove_cache_files
 from sessionref.store.fold import fold_surface
 from sessionref.textsearch import (
     ConversationRow,
@@ -361,7 +362,7 @@ def test_a_file_replaced_by_another_process_is_followed(tmp_path: Path) -> None:
     first, second = TextIndex(path), TextIndex(path)
     first.update([SessionRows("old", rows("old words"), 0)])
     first.close()
-    schema.remove_files(path)  # another process found it damaged and starts it again
+    remove_cache_files(path)  # another process found it damaged and starts it again
     TextIndex(path).close()
     assert found(second, "old") == []
     second.update([SessionRows("new", rows("new words"), 0)])
