@@ -40,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_report import markdown_table, percentile
+from sessionref.store.conversation_log import read_log_conversation
 from sessionref.store.fold import fold_surface
 from sessionref.store.logfile import parse_log, read_log_bytes
 from sessionref.store.store import open_store
@@ -47,7 +48,6 @@ from sessionref.textsearch import (
     SessionFacts,
     SessionRows,
     TextIndex,
-    read_log_conversation,
     schema,
 )
 from text_corpus import TECH_WORDS, TextMaker, Vocabulary, build_corpus, build_vocabulary

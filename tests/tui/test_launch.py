@@ -191,7 +191,7 @@ def test_run_chat_shows_a_stale_index_then_catches_it_up(
     store = open_store(tmp_path)
     record = store.create_session(cwd=CWD, session_id="elsewhere")
     store.rename(record.id, "before")
-    path = tmp_path / next(p for p in store._catalog.states)
+    path = tmp_path / next(p for p in store.state.catalog.states)
     store.close()
     # Another process renames it while sessionref is not running: the index is now stale.
     renamed = {"type": "session/title", "seq": 1, "time": 1, "data": {"title": "after", "messageSeqs": []}}

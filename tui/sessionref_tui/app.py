@@ -339,7 +339,8 @@ class SessionrefApp(SessionView):
     @work(group="rename", exit_on_error=False)
     async def _rename(self, session_id: str, title: str) -> None:
         try:
-            await self.workspace.store.rename_async(session_id, title)  # written off the UI loop
+            store = self.workspace.store
+            await store.on_lane(session_id, store.rename, session_id, title)  # written off the UI loop
         except Exception as error:
             text = error_text(error, "Could not rename the session", self.workspace.error_log)
             self.notify(text, severity="error", markup=False)

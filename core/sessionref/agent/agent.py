@@ -16,7 +16,7 @@ a `TurnRunner` it owns (``turns``), and its writes and the surface it keeps go t
 `SessionLog` (``session_log``): a step builds the model's request from that kept surface, not
 from a re-read of the log.
 
-Writes go to the session's ordered writer off the event loop (``store.enqueue_append``): the
+Writes go to the session's ordered writer off the event loop (``store.on_lane``): the
 turn runner awaits the writes that frame a turn, while streamed chunks are sent in batches without
 waiting (see ``chunks``). A write that fails (``STORE_LOCK_TIMEOUT``, a full disk) ends the turn
 with the store's code in ``turn/end``; every turn that ends in an error is also reported to

@@ -6,11 +6,14 @@ it a `SessionStore` and a `ChatModel`, which satisfy these structurally; tests h
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from sessionref.contract.errors import CodedError
 from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 LogEvent = dict[str, Any]
 """One log event as JSON-shaped data (`type`, `data`, and `seq`/`time` once written)."""
@@ -31,11 +34,17 @@ class AgentStore(Protocol):
         """Why an append would be refused (its message offers the next step), or None."""
         ...
 
-    def enqueue_append(self, session_id: str, events: Sequence[LogEvent]) -> Awaitable[list[LogEvent]]:
-        """Queue an append on the session's ordered writer now; the awaitable gives the written events.
+    def on_lane(
+        self, session_id: str, call: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Awaitable[T]:
+        """Queue `call(*args, **kwargs)` on the session's ordered writer now; the awaitable gives its result.
 
-        Appends queued one after another land in that order, whether or not each is awaited.
+        Writes queued one after another land in that order, whether or not each is awaited.
         """
+        ...
+
+    def append(self, session_id: str, events: Sequence[LogEvent]) -> list[LogEvent]:
+        """Append events durably (a blocking write: run it with `on_lane`); returns them as written."""
         ...
 
     def read_log(self, session_id: str) -> tuple[dict[str, Any], list[LogEvent]]:
@@ -46,8 +55,8 @@ class AgentStore(Protocol):
         """The folded surface of the session."""
         ...
 
-    async def write_compaction_async(self, session_id: str, summary: str) -> LogEvent:
-        """Write a compaction checkpoint replacing the whole surface; returns the written event."""
+    def write_compaction(self, session_id: str, summary: str) -> LogEvent:
+        """Write a compaction checkpoint replacing the whole surface (blocking: run it with `on_lane`)."""
         ...
 
 

@@ -14,8 +14,8 @@ the log again:
 * a write failed or was cancelled (its outcome in the log is unknown);
 * a replace names seqs that are not on the kept surface, or a ``surfaceOp`` it does not know.
 
-Every store write the agent makes goes through this class (``enqueue_append`` and
-``write_compaction_async`` of `sessionref.agent.ports.AgentStore` are called nowhere else).
+Every store write the agent makes goes through this class (`sessionref.agent.ports.AgentStore`'s
+``on_lane`` with ``append`` or ``write_compaction`` is called nowhere else).
 """
 
 from __future__ import annotations
@@ -49,14 +49,18 @@ class SessionLog:
         The future gives the written events; once it settles they are folded into the kept
         surface (or, if the write failed, the kept surface is dropped).
         """
-        future = asyncio.ensure_future(self._store.enqueue_append(self.session_id, list(batch)))
+        store, session_id = self._store, self.session_id
+        future = asyncio.ensure_future(store.on_lane(session_id, store.append, session_id, list(batch)))
         future.add_done_callback(self._landed)
         return future
 
     async def write_compaction(self, summary: str) -> LogEvent:
         """Write a compaction checkpoint replacing the whole surface; returns the written event."""
         try:
-            event = await uninterrupted(self._store.write_compaction_async(self.session_id, summary))
+            store, session_id = self._store, self.session_id
+            event = await uninterrupted(
+                store.on_lane(session_id, store.write_compaction, session_id, summary)
+            )
         except BaseException:
             self._forget()
             raise

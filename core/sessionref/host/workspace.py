@@ -223,7 +223,9 @@ class Workspace:
         prepared = await self.references.prepare_text(target, text, signal=signal)
         created = False
         if isinstance(target, DraftSession):
-            await self.store.create_session_async(cwd=target.cwd, session_id=target.id)
+            await self.store.on_lane(
+                target.id, self.store.create_session, cwd=target.cwd, session_id=target.id
+            )
             agent = self.agent(target.id)
             created = True
         else:

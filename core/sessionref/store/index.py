@@ -9,7 +9,6 @@ instead, keyed by a hash of the root. Rows are never trusted as paths: a row who
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import operator
@@ -18,6 +17,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from sessionref.store.cache_file import CacheFileUnusable, SlowStatements, connect_cache, open_cache_file
 from sessionref.store.foreign_index import ensure_foreign_tables
 from sessionref.store.paths import log_path_shape
 from sessionref.store.scan import LogState
@@ -139,76 +139,54 @@ def _storable(row: tuple[object, ...]) -> bool:
     return True
 
 
-def _remove_index_files(path: Path) -> bool:
-    try:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(str(path) + suffix)
-    except OSError:
-        return False
-    return True
+def _problem(connection: sqlite3.Connection) -> str | None:
+    """Why an existing index file cannot be used (another schema, a failed `quick_check`), or None."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    table = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'logs'").fetchone()
+    if row is None or row[0] != SCHEMA_VERSION or table != (_CREATE_LOGS,):
+        return "it has another schema version"
+    check = connection.execute("PRAGMA quick_check").fetchone()
+    if check is None or check[0] != "ok":
+        return f"it is damaged ({check[0] if check else 'no answer'})"
+    return None
+
+
+def _create(connection: sqlite3.Connection) -> None:
+    connection.executescript(_SCHEMA)
+
+
+def _add_foreign_tables(connection: sqlite3.Connection) -> None:
+    ensure_foreign_tables(connection, STRICT_TABLES)
 
 
 class DiscoveryIndex:
     """Persistence of `LogState` rows; callers serialise access (the store holds a lock)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, slow: SlowStatements | None = None) -> None:
         self.path = path
         self.rebuilt = False
+        self._slow = slow
         self.all_states: Callable[[], Iterable[LogState]] = tuple
         """Every state the owner knows: saved again when a damaged index is rebuilt while open."""
         self._resaving = False
         self._connection = self._open()
 
-    def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        connection.execute("PRAGMA busy_timeout = 5000")
-        return connection
-
-    def _open(self) -> sqlite3.Connection:
-        existed = self.path.exists()
-        connection: sqlite3.Connection | None = None
+    def _open(self, damaged: str | None = None) -> sqlite3.Connection:
+        """The index file's connection (rebuilt when unusable or `damaged`), else a private one."""
         try:
-            if not existed:
-                raise FileNotFoundError(self.path)
-            connection = self._connect()
-            row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            table = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'logs'").fetchone()
-            if row is not None and row[0] == SCHEMA_VERSION and table == (_CREATE_LOGS,):
-                check = connection.execute("PRAGMA quick_check").fetchone()
-                if check is not None and check[0] == "ok":
-                    connection.execute("PRAGMA journal_mode = WAL")
-                    connection.execute("PRAGMA synchronous = NORMAL")
-                    ensure_foreign_tables(connection, STRICT_TABLES)
-                    return connection
-                reason = f"it is damaged ({check[0] if check else 'no answer'})"
-            else:
-                reason = "it has another schema version"
-        except FileNotFoundError:
-            reason = "it does not exist"
-        except sqlite3.DatabaseError as error:
-            if "locked" in str(error) or "busy" in str(error):
-                return self._private(f"{self.path} is locked by another process")
-            reason = f"it is unreadable ({error})"
-        if connection is not None:
-            connection.close()
-        return self._fresh(reason if existed else None)
-
-    def _fresh(self, reason: str | None) -> sqlite3.Connection:
-        """A new, empty index file (the old one removed first when `reason` says why)."""
-        if reason is not None:
-            log.warning("rebuilding the discovery index %s: %s", self.path, reason)
-            if not _remove_index_files(self.path):
-                return self._private(f"{self.path} cannot be replaced")
-        self.rebuilt = True
-        try:
-            connection = self._connect()
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = NORMAL")
-            connection.executescript(_SCHEMA)
-            ensure_foreign_tables(connection, STRICT_TABLES)
-        except sqlite3.Error as error:
-            return self._private(f"{self.path} cannot be created ({error})")
+            connection, created = open_cache_file(
+                self.path,
+                what="discovery index",
+                problem=_problem,
+                create=_create,
+                ready=_add_foreign_tables,
+                damaged=damaged,
+                log=log,
+                slow=self._slow,
+            )
+        except CacheFileUnusable as error:
+            return self._private(error.reason)
+        self.rebuilt = self.rebuilt or created
         return connection
 
     def _private(self, reason: str) -> sqlite3.Connection:
@@ -216,9 +194,9 @@ class DiscoveryIndex:
         log.warning("using a private in-memory discovery index: %s", reason)
         self.path = Path(":memory:")
         self.rebuilt = True
-        connection = self._connect()
-        connection.executescript(_SCHEMA)
-        ensure_foreign_tables(connection, STRICT_TABLES)
+        connection = connect_cache(self.path, slow=self._slow)
+        _create(connection)
+        _add_foreign_tables(connection)
         return connection
 
     def _damaged(self, error: sqlite3.Error) -> None:
@@ -227,7 +205,7 @@ class DiscoveryIndex:
         if self.path == Path(":memory:"):
             self._connection = self._private(f"the in-memory index failed ({error})")
         else:
-            self._connection = self._fresh(f"it is damaged ({error})")
+            self._connection = self._open(damaged=f"it is damaged ({error})")
 
     def load(self) -> dict[str, LogState]:
         """Every usable stored row by relative log path (a damaged index loads as empty, rebuilt)."""

@@ -3,6 +3,7 @@
 Discovery (`list_sessions`, `read_titles`, `search_candidates`, titles and records) is answered
 from the index and never reads a log; `read_surface` reads and folds one log in a worker thread.
 No read ever writes. A foreign session (another agent's history) is read through its reader.
+Built on a `StoreState` alone.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from sessionref.store.foreign_access import (
 from sessionref.store.foreign_state import ForeignEntry, ForeignRoot
 from sessionref.store.logfile import LogReport, is_header
 from sessionref.store.scan import LogState
-from sessionref.store.store_base import StoreBase
+from sessionref.store.store_state import StoreState
 
 
-class SessionReads(StoreBase):
-    """Reads of one session and the discovery queries (`SessionQuery`, `CandidateSearch`)."""
+class SessionReads:
+    """Reads of one session and the discovery queries (`SessionQuery`, `CandidateSearch`) of `store`."""
+
+    def __init__(self, store: StoreState) -> None:
+        self._store = store
 
     def read_log(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Header and readable events (packed chunk rows expanded; unreadable lines skipped)."""
@@ -40,29 +44,29 @@ class SessionReads(StoreBase):
 
         For a foreign session: its header and surface events, as its reader builds them.
         """
-        entry = self._foreign_entry(session_id)
+        entry = self._store.foreign_entry(session_id)
         if entry is not None:
             return foreign_log_report(entry)
-        return self._report(session_id)
+        return self._store.report(session_id)
 
     def header(self, session_id: str) -> dict[str, Any]:
         """The header line of a session, from the index (from the log if the index row is unusable)."""
-        entry = self._foreign_entry(session_id)
+        entry = self._store.foreign_entry(session_id)
         if entry is not None:
             return foreign_header(entry)
-        state = self._state(session_id)
+        state = self._store.log_state(session_id)
         try:
             header: object = json.loads(state.header_json or "")
         except (ValueError, RecursionError):
             header = None
         if not isinstance(header, dict) or not is_header(header) or header.get("id") != session_id:
-            return self._report(session_id).header
+            return self._store.report(session_id).header
         return header
 
     def record(self, session_id: str) -> SessionRecord:
         """Discovery metadata of one session (`updated_at`: its last activity)."""
-        entry = self._foreign_entry(session_id)
-        state: LogState | ForeignEntry = entry if entry is not None else self._state(session_id)
+        entry = self._store.foreign_entry(session_id)
+        state: LogState | ForeignEntry = entry if entry is not None else self._store.log_state(session_id)
         return SessionRecord(session_id, state.created_at, state.cwd, state.updated_at)
 
     def records(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
@@ -71,12 +75,12 @@ class SessionReads(StoreBase):
         For ranking a keystroke's conversation matches: up to a thousand sessions at a time.
         """
         found: dict[str, SessionRecord] = {}
-        with self._lock:
-            self._check_open()
+        with self._store.lock:
+            self._store.check_open()
             for session_id in session_ids:
-                state: LogState | ForeignEntry | None = self._foreign.entry(session_id)
+                state: LogState | ForeignEntry | None = self._store.foreign.entry(session_id)
                 if state is None:
-                    state = self._catalog.by_id.get(session_id)
+                    state = self._store.catalog.by_id.get(session_id)
                 if state is not None:
                     found[session_id] = SessionRecord(
                         session_id, state.created_at, state.cwd, state.updated_at
@@ -85,14 +89,14 @@ class SessionReads(StoreBase):
 
     def title(self, session_id: str) -> str | None:
         """The current title (latest `session/title`, else the fallback title) from the index."""
-        entry = self._foreign_entry(session_id)
-        return entry.title if entry is not None else self._state(session_id).label_title
+        entry = self._store.foreign_entry(session_id)
+        return entry.title if entry is not None else self._store.log_state(session_id).label_title
 
     def source_of(self, session_id: str) -> ForeignRoot | None:
         """The other agent's history a listed session comes from, or None for a session of this store."""
-        entry = self._foreign_entry(session_id)
+        entry = self._store.foreign_entry(session_id)
         if entry is None:
-            self._state(session_id)  # STORE_SESSION_NOT_FOUND for an unknown id
+            self._store.log_state(session_id)  # STORE_SESSION_NOT_FOUND for an unknown id
             return None
         return entry.source
 
@@ -102,12 +106,14 @@ class SessionReads(StoreBase):
         An unknown id raises `STORE_SESSION_NOT_FOUND`; for a listed session this never raises.
         Foreign sessions (Claude Code, Codex CLI, Gemini CLI) are always refused.
         """
-        entry = self._foreign_entry(session_id)
+        entry = self._store.foreign_entry(session_id)
         if entry is not None:
             return foreign_refusal(entry)
-        state = self._state(session_id)
+        state = self._store.log_state(session_id)
         try:
-            write_target(self._root_text, state.path, session_id, write_foreign=self.write_foreign)
+            write_target(
+                self._store.root_text, state.path, session_id, write_foreign=self._store.write_foreign
+            )
         except StoreError as error:
             return error
         return None
@@ -118,7 +124,7 @@ class SessionReads(StoreBase):
 
     async def list_sessions(self) -> Sequence[SessionRecord]:
         """All sessions, most recent activity first (time of the newest event), ties by id ascending."""
-        return await self._locked(lambda: list(self._catalog.records()))
+        return await self._store.locked(lambda: list(self._store.catalog.records()))
 
     async def read_surface(self, session_id: str) -> SurfaceSnapshot:
         """The folded surface of a session; StoreError with a stable code when it cannot be read."""
@@ -130,31 +136,31 @@ class SessionReads(StoreBase):
         A foreign session is read through its reader (bounded, read-only); the positions of the
         lines it could not use are reported, a last line still being written is not there yet.
         """
-        entry = self._foreign_entry(session_id)
+        entry = self._store.foreign_entry(session_id)
         if entry is not None:
             return await asyncio.to_thread(foreign_surface_report, entry)
         # Reading and folding are both proportional to the log: neither runs on the event loop.
-        return await asyncio.to_thread(lambda: fold_report(self._report(session_id)))
+        return await asyncio.to_thread(lambda: fold_report(self._store.report(session_id)))
 
     async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
         """Titles by id from the index (unknown ids map to None); never reads a log."""
 
         def titles() -> dict[str, str | None]:
-            by_id, foreign = self._catalog.by_id, self._catalog.foreign
+            by_id, foreign = self._store.catalog.by_id, self._store.catalog.foreign
             found: dict[str, str | None] = {}
             for session_id in session_ids:
                 state = by_id.get(session_id) or foreign.get(session_id)
                 found[session_id] = state.label_title if state is not None else None
             return found
 
-        return await self._locked(titles)
+        return await self._store.locked(titles)
 
     async def search_candidates(
         self, *, exclude_id: str, target_cwd: str | None, needle: str, limit: int
     ) -> Sequence[tuple[SessionRecord, str]]:
         """Up to `limit` (record, label) pairs ranked like `list_candidates` (needle already lower-cased)."""
-        return await self._locked(
-            lambda: self._catalog.candidates().search(
+        return await self._store.locked(
+            lambda: self._store.catalog.candidates().search(
                 exclude_id=exclude_id, target_cwd=target_cwd, needle=needle, limit=limit
             )
         )

@@ -2,7 +2,7 @@
 
 Each runs in the calling thread: one writer of this process at a time, under the session's OS
 lock shared by every sessionref process, one `fsync` per batch (see `writer`). On an event loop
-use the facade in `loop_writes`, which runs these on the session's write lane.
+run them on the session's write lane (`SessionStore.on_lane`). Built on a `StoreState` alone.
 """
 
 from __future__ import annotations
@@ -27,13 +27,16 @@ from sessionref.store.errors import (
 from sessionref.store.events import checked_time, compaction_checkpoint, session_header
 from sessionref.store.layout import LOG_NAME, encode_session_segment, project_key
 from sessionref.store.scan import reserved_id_problem, scan_log
-from sessionref.store.store_base import StoreBase, io_error, now_ms
+from sessionref.store.store_state import StoreState, io_error, now_ms
 from sessionref.store.subscribers import Listener
 from sessionref.store.writer import append_events, create_session_files, delete_session_files
 
 
-class SessionWrites(StoreBase):
-    """Writing sessions this store owns; foreign sessions are refused (`STORE_READ_ONLY`)."""
+class SessionWrites:
+    """Writing the sessions `store` owns; foreign sessions are refused (`STORE_READ_ONLY`)."""
+
+    def __init__(self, store: StoreState) -> None:
+        self._store = store
 
     def create_session(
         self, *, cwd: str | None, session_id: str | None = None, created_at: int | None = None
@@ -50,21 +53,21 @@ class SessionWrites(StoreBase):
             raise StoreError(STORE_INVALID_ID, "a session id must not start with a dot (a hidden folder)")
         if (reserved := reserved_id_problem(session_id)) is not None:
             raise StoreError(STORE_INVALID_ID, reserved)
-        with self._write_lock:
-            with self._lock:
-                self._check_open()
-                if session_id in self._catalog.by_id:
+        with self._store.write_lock:
+            with self._store.lock:
+                self._store.check_open()
+                if session_id in self._store.catalog.by_id:
                     raise StoreError(STORE_SESSION_EXISTS, f'session "{shown_id(session_id)}" already exists')
             try:
-                create_session_files(self._root_text, folders, header)
+                create_session_files(self._store.root_text, folders, header)
             except OSError as error:
                 raise io_error("write the session log", error) from error
-            with self._lock:
-                self._check_open()
-                state = scan_log(self.root, f"{folders[0]}/{folders[1]}/{LOG_NAME}", None)
+            with self._store.lock:
+                self._store.check_open()
+                state = scan_log(self._store.root, f"{folders[0]}/{folders[1]}/{LOG_NAME}", None)
                 if state is None or state.problem is not None:
                     raise StoreError(STORE_UNREADABLE, "the new session log cannot be read back")
-                self._catalog.add(state)
+                self._store.catalog.add(state)
         return SessionRecord(session_id, created_at, cwd, created_at)
 
     def append(
@@ -78,9 +81,9 @@ class SessionWrites(StoreBase):
         program is writing it, `STORE_INVALID_EVENT` for a bad event (nothing is written then).
         """
         stamp = checked_time(now_ms() if time_ms is None else time_ms, "an event time")
-        self._refuse_foreign(session_id)
-        with self._write_lock:
-            state, target = self._target(session_id)
+        self._store.refuse_foreign(session_id)
+        with self._store.write_lock:
+            state, target = self._store.target(session_id)
             try:
                 written = append_events(target, session_id, events, time_ms=stamp)
             except FileNotFoundError:
@@ -88,9 +91,9 @@ class SessionWrites(StoreBase):
             except OSError as error:
                 raise io_error("append to the session log", error) from error
             if written:
-                self._caught_up_after_write(state)
+                self._store.rescan_after_write(state)
         if written:
-            self._subscribers.notify(session_id, written)
+            self._store.subscribers.notify(session_id, written)
         return written
 
     def rename(self, session_id: str, title: str, *, time_ms: int | None = None) -> None:
@@ -123,9 +126,9 @@ class SessionWrites(StoreBase):
         """Replace the whole current surface with one checkpoint user message; returns that event."""
         if not isinstance(summary, str) or not summary.strip():
             raise StoreError(STORE_INVALID_EVENT, "a compaction summary must be non-empty text")
-        self._refuse_foreign(session_id)
-        with self._write_lock:
-            surface = fold_report(self._report(session_id)).snapshot["events"]
+        self._store.refuse_foreign(session_id)
+        with self._store.write_lock:
+            surface = fold_report(self._store.report(session_id)).snapshot["events"]
             if not surface:
                 shown = shown_id(session_id)
                 raise StoreError(STORE_NOTHING_TO_COMPACT, f'session "{shown}" has nothing to compact')
@@ -136,17 +139,17 @@ class SessionWrites(StoreBase):
 
     def delete_session(self, session_id: str) -> None:
         """Delete a session (its log, side files and lock file); read-only sessions are refused."""
-        self._refuse_foreign(session_id)
-        with self._write_lock:
-            state, target = self._target(session_id)
+        self._store.refuse_foreign(session_id)
+        with self._store.write_lock:
+            state, target = self._store.target(session_id)
             try:
                 delete_session_files(target)
             except FileNotFoundError:
                 raise not_found(session_id) from None
             except OSError as error:
                 raise io_error("delete the session log", error) from error
-            with self._lock:
-                self._catalog.remove(state)
+            with self._store.lock:
+                self._store.catalog.remove(state)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener(session_id, new_events)` after every successful append; returns an unsubscriber.
@@ -155,4 +158,4 @@ class SessionWrites(StoreBase):
         (writes run in worker threads); subscribed without one, in whichever thread wrote. See
         `subscribers`.
         """
-        return self._subscribers.subscribe(listener)
+        return self._store.subscribers.subscribe(listener)

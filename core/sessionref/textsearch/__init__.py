@@ -2,22 +2,17 @@
 
 `TextIndex` is an SQLite FTS5 index of every session's snapshot projection (direct user text,
 assistant text, compaction checkpoints), one row per message, behind the `ConversationSearch`
-protocol. Feed it with `SessionRows` built by `conversation_rows(surface)` or
-`read_log_conversation(path)`, search it with `TextIndex.search`.
+protocol. Feed it with `SessionRows` built by `conversation_rows(surface)` (or read by the store,
+`SessionStore.read_conversation`), search it with `TextIndex.search`.
 """
 
+from sessionref.service.conversation_rows import ConversationRow, SessionConversation, conversation_rows
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
     TEXT_SEARCH_CLOSED,
     TEXT_SEARCH_INVALID_ARGUMENT,
     TEXT_SEARCH_UNAVAILABLE,
     TextSearchError,
-)
-from sessionref.textsearch.feed import (
-    ConversationRow,
-    LogConversation,
-    conversation_rows,
-    read_log_conversation,
 )
 from sessionref.textsearch.index import TextIndex
 from sessionref.textsearch.protocol import (
@@ -49,10 +44,10 @@ __all__ = [
     "ConversationSearch",
     "FactsProvider",
     "IndexedSession",
-    "LogConversation",
     "QueryPlan",
     "SearchCancellation",
     "SessionChange",
+    "SessionConversation",
     "SessionFacts",
     "SessionRemoved",
     "SessionRows",
@@ -63,5 +58,4 @@ __all__ = [
     "conversation_rows",
     "make_snippet",
     "parse_query",
-    "read_log_conversation",
 ]

@@ -5,11 +5,10 @@ The store says where each session's conversation is and a cheap `version` of it
 version as its `source` note). `plan_catch_up` compares the two: a session that is new or whose
 version changed is read again whole (the engine diffs its rows by seq, so a compaction removes
 the messages its checkpoint replaced), a session no longer listed is removed, and a rename needs
-nothing (titles live in the discovery index). `catch_up` applies a plan: logs are read with the
-engine's fast projection reader (a log it refuses is read again by the store, which skips bad
-lines), any other kind of source (another agent's history) through the store's `read_surface`. A
-source that cannot be read is skipped and counted, never a failed
-catch-up; what the index held for it stays.
+nothing (titles live in the discovery index). `catch_up` applies a plan: each session is read by
+the store (`SessionStore.read_conversation`, which owns the log formats and reads in the calling
+thread). A source that cannot be read is skipped and counted, never a failed catch-up; what the
+index held for it stays.
 
 When more than `BUILD_SHARE` of the store's sessions are not in the index at all (a first build,
 a rebuild after the index was damaged or deleted, a large import), the catch-up is a *build*:
@@ -23,14 +22,11 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final, Protocol
 
 from sessionref.contract.errors import CodedError
 from sessionref.contract.projection import UnreachableSurfaceEventError
-from sessionref.service.protocols import SurfaceSnapshot
-from sessionref.store.errors import StoreError
-from sessionref.textsearch.feed import conversation_rows, read_log_conversation
+from sessionref.service.conversation_rows import SessionConversation
 from sessionref.textsearch.protocol import (
     ConversationSearch,
     IndexedSession,
@@ -45,9 +41,6 @@ BUILD_SHARE: Final = 0.5
 """A catch-up for which more than this share of the store's sessions are new to the index is a
 build (see the module doc): searches say "indexing" until it ends. Below it the index already
 answers for most sessions, and searches go on while the rest is read."""
-
-LOG_KIND: Final = "log"
-"""The `ConversationSource.kind` of a session log under the store root (read with the fast reader)."""
 
 
 class SourceLike(Protocol):
@@ -65,8 +58,8 @@ class SourceLike(Protocol):
     def last_activity(self) -> int: ...
 
 
-ReadSurface = Callable[[str], SurfaceSnapshot]
-"""`read_surface(session_id)`: the folded surface of a session that is not a plain log (blocking)."""
+ReadConversation = Callable[[str], SessionConversation]
+"""`read_conversation(session_id)`: the projected rows of a session, read in the calling thread."""
 
 Progress = Callable[[int, int | None], None]
 """`progress(done, total)`: sessions fed or removed so far during a build."""
@@ -127,24 +120,11 @@ def plan_catch_up(
     return CatchUpPlan(tuple(feed), removed, build)
 
 
-def read_rows(source: SourceLike, read_surface: ReadSurface) -> SessionRows:
-    """The projected rows of one source, noted with its version.
-
-    A log is read with the engine's fast reader; one it refuses (a line that is not JSON, say) is
-    read again by the store, which skips unreadable lines as every other reader of a log does, so
-    one bad line never hides the rest of a session. Raises what the store's read raises
+def read_rows(source: SourceLike, read_conversation: ReadConversation) -> SessionRows:
+    """The projected rows of one source, noted with its version; raises what the store's read raises
     (`StoreError`, `OSError`, a foreign reader's coded error)."""
-    if source.kind == LOG_KIND:
-        try:
-            conversation = read_log_conversation(Path(source.path))
-        except StoreError:
-            conversation = None
-        if conversation is not None and conversation.header.get("id") == source.session_id:
-            return SessionRows(source.session_id, conversation.rows, conversation.through_seq, source.version)
-    surface = read_surface(source.session_id)
-    return SessionRows(
-        source.session_id, conversation_rows(surface), surface.get("capturedThroughSeq"), source.version
-    )
+    conversation = read_conversation(source.session_id)
+    return SessionRows(source.session_id, conversation.rows, conversation.through_seq, source.version)
 
 
 UNREADABLE: Final = (CodedError, OSError, ValueError, UnreachableSurfaceEventError)
@@ -154,7 +134,7 @@ counted). Anything else is a bug and stops the catch-up."""
 
 def changes_of(
     plan: CatchUpPlan,
-    read_surface: ReadSurface,
+    read_conversation: ReadConversation,
     report: CatchUpReport,
     *,
     stopped: Callable[[], bool] = lambda: False,
@@ -173,7 +153,7 @@ def changes_of(
         if stopped():
             raise CatchUpStopped("the conversation catch-up was stopped")
         try:
-            rows = read_rows(source, read_surface)
+            rows = read_rows(source, read_conversation)
         except UNREADABLE as error:
             log.warning("cannot index the conversation of session %r: %s", source.session_id, error)
             report.skipped.append(source.session_id)
@@ -192,7 +172,7 @@ class CatchUpStopped(Exception):
 def catch_up(
     index: ConversationSearch,
     sources: Sequence[SourceLike],
-    read_surface: ReadSurface,
+    read_conversation: ReadConversation,
     *,
     progress: Progress | None = None,
     stopped: Callable[[], bool] = lambda: False,
@@ -212,7 +192,7 @@ def catch_up(
     return _apply(
         index,
         plan,
-        read_surface,
+        read_conversation,
         progress=progress if plan.build else None,
         stopped=stopped,
         known_unreadable=known_unreadable,
@@ -222,7 +202,7 @@ def catch_up(
 def refresh(
     index: ConversationSearch,
     sources: Mapping[str, SourceLike | None],
-    read_surface: ReadSurface,
+    read_conversation: ReadConversation,
     *,
     known_unreadable: dict[str, str] | None = None,
 ) -> CatchUpReport:
@@ -233,13 +213,13 @@ def refresh(
     gone: Collection[str] = [session_id for session_id, source in sources.items() if source is None]
     plan = plan_catch_up(listed, indexed, known_unreadable=known_unreadable)
     plan = CatchUpPlan(plan.feed, tuple(session_id for session_id in gone if session_id in indexed), False)
-    return _apply(index, plan, read_surface, known_unreadable=known_unreadable)
+    return _apply(index, plan, read_conversation, known_unreadable=known_unreadable)
 
 
 def _apply(
     index: ConversationSearch,
     plan: CatchUpPlan,
-    read_surface: ReadSurface,
+    read_conversation: ReadConversation,
     *,
     progress: Progress | None = None,
     stopped: Callable[[], bool] = lambda: False,
@@ -254,7 +234,7 @@ def _apply(
         if known_unreadable is not None:
             known_unreadable[source.session_id] = source.version
 
-    changes = changes_of(plan, read_surface, report, stopped=stopped, on_unreadable=remember)
+    changes = changes_of(plan, read_conversation, report, stopped=stopped, on_unreadable=remember)
     done = index.update(changes, progress=progress, total=plan.total, bulk=plan.build)
     report.inserted, report.deleted = done.inserted, done.deleted
     return report

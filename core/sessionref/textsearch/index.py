@@ -9,35 +9,37 @@ on two cores). A damaged file found at any point is deleted and recreated empty
 (`rebuilt`, `resets`): `indexed()` is then empty and the caller feeds everything again. A file
 another process replaced is followed.
 
-The file and its connections are kept in `index_file`, the writes are in `index_updates`; the
-searches are here.
+`TextIndex` composes the file and its connections (`index_file.IndexFile`) with the writer of
+changes (`index_updates.IndexUpdater`); the searches are here.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Collection, Mapping
-from typing import TypeVar
+from collections.abc import Collection, Iterable, Mapping
+from pathlib import Path
 
+from sessionref.service.conversation_rows import ConversationRow
+from sessionref.store.cache_file import SlowStatements
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
     TEXT_SEARCH_INVALID_ARGUMENT,
-    TEXT_SEARCH_UNAVAILABLE,
     TextSearchError,
 )
-from sessionref.textsearch.feed import ConversationRow
-from sessionref.textsearch.index_updates import BATCH_ROWS, IndexUpdates
+from sessionref.textsearch.index_file import IndexFile
+from sessionref.textsearch.index_updates import BATCH_ROWS, IndexUpdater
 from sessionref.textsearch.protocol import (
     ConversationResults,
     FactsProvider,
     IndexedSession,
+    Progress,
     SearchCancellation,
+    SessionChange,
+    UpdateReport,
 )
 from sessionref.textsearch.query import QueryPlan, parse_query
-from sessionref.textsearch.schema import KIND_ASSISTANT, KIND_CHECKPOINT, SQL_VARIABLES, is_damage
+from sessionref.textsearch.schema import KIND_ASSISTANT, KIND_CHECKPOINT, SQL_VARIABLES
 from sessionref.textsearch.writer import loaded_text
-
-T = TypeVar("T")
 
 # The most results one search may ask for.
 MAX_LIMIT = 500
@@ -45,28 +47,48 @@ MAX_LIMIT = 500
 PROGRESS_OPS = 1000
 
 
-class TextIndex(IndexUpdates):
+class TextIndex:
     """The conversation index stored at `path` (created when missing, recreated when damaged).
 
     `verify=True` runs `PRAGMA quick_check` on open (about 1.5 s for a 2.6 GB index); a damaged
     file is also detected by any later SQLite error saying so. Raises `TEXT_SEARCH_UNAVAILABLE`
-    when this Python's SQLite has no FTS5 or the file can be neither opened nor created.
+    when this Python's SQLite has no FTS5 or the file can be neither opened nor created. `slow`
+    reports its slow statements (off by default; see `sessionref.store.cache_file`).
     """
 
-    def _reading(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `work` on the read connection; a damaged file is reset and reported as unavailable."""
-        self._follow_file()
-        with self._read_lock:
-            self._check_open()
-            try:
-                return work(self._reader)
-            except sqlite3.Error as error:
-                if not is_damage(error):
-                    raise TextSearchError(
-                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be read: {error}"
-                    ) from error
-                damage = error
-        raise self._damaged(damage)
+    def __init__(self, path: str | Path, *, verify: bool = True, slow: SlowStatements | None = None) -> None:
+        self.file = IndexFile(path, verify=verify, slow=slow)
+        self._updater = IndexUpdater(self.file)
+
+    @property
+    def path(self) -> Path:
+        """Where the index file is."""
+        return self.file.path
+
+    @property
+    def rebuilt(self) -> bool:
+        """Whether the file was (re)created empty since it was opened: feed it everything again."""
+        return self.file.rebuilt
+
+    @property
+    def resets(self) -> int:
+        """How many times a damaged file was found and started again empty while open."""
+        return self.file.resets
+
+    def update(
+        self,
+        changes: Iterable[SessionChange],
+        *,
+        progress: Progress | None = None,
+        total: int | None = None,
+        bulk: bool = False,
+    ) -> UpdateReport:
+        """Apply `changes` in batches, each in one transaction (see `IndexUpdater.update`)."""
+        return self._updater.update(changes, progress=progress, total=total, bulk=bulk)
+
+    def close(self) -> None:
+        """Close the file's connections (idempotent); later calls raise `TEXT_SEARCH_CLOSED`."""
+        self.file.close()
 
     def search(
         self,
@@ -117,7 +139,7 @@ class TextIndex(IndexUpdates):
             try:
                 switch.raise_if_cancelled()
                 connection.execute("BEGIN")
-                return self._searcher.search(
+                return self.file.searcher.search(
                     plan,
                     facts=facts,
                     limit=limit,
@@ -136,7 +158,7 @@ class TextIndex(IndexUpdates):
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
 
-        return self._reading(work)
+        return self.file.read(work)
 
     def indexed(self, session_ids: Collection[str] | None = None) -> Mapping[str, IndexedSession]:
         """What is indexed, by session id (of `session_ids` only, when given)."""
@@ -154,7 +176,7 @@ class TextIndex(IndexUpdates):
                     rows += connection.execute(f"{query} WHERE session_id IN ({marks})", chunk).fetchall()
             return {session_id: IndexedSession(seq, source, count) for session_id, seq, source, count in rows}
 
-        return self._reading(work)
+        return self.file.read(work)
 
     def session_rows(self, session_id: str) -> list[ConversationRow]:
         """The rows indexed for a session, in seq order (empty when it is not indexed).
@@ -183,7 +205,7 @@ class TextIndex(IndexUpdates):
                 for seq, kind, text, time in found
             ]
 
-        return self._reading(work)
+        return self.file.read(work)
 
 
 __all__ = ["BATCH_ROWS", "MAX_LIMIT", "TextIndex"]

@@ -1,4 +1,4 @@
-"""`IndexUpdates`: writing changes into the conversation index, in batches on a worker thread.
+"""`IndexUpdater`: writing changes into the conversation index's file, in batches on a worker thread.
 
 `update` batches changes into transactions of about `BATCH_ROWS` messages and writes a batch on
 a worker thread while the caller prepares the next one (reading logs and indexing overlap on two
@@ -12,10 +12,9 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from sessionref.textsearch.errors import TEXT_SEARCH_UNAVAILABLE, TextSearchError
 from sessionref.textsearch.index_file import IndexFile
 from sessionref.textsearch.protocol import Progress, SessionChange, SessionRows, UpdateReport
-from sessionref.textsearch.schema import FTS_AUTOMERGE, is_damage, list_shards, shard_of, shard_table
+from sessionref.textsearch.schema import FTS_AUTOMERGE, list_shards, shard_of, shard_table
 from sessionref.textsearch.writer import BatchWriter, PreparedChange, prepare
 
 # Messages per write transaction (and per progress report) during `update`: larger batches mean
@@ -47,14 +46,14 @@ def _batches(changes: Iterable[SessionChange]) -> Iterator[list[PreparedChange]]
         yield batch
 
 
-class IndexUpdates(IndexFile):
-    """The writes of `TextIndex`: `update` and `optimize`, on the write connection."""
+class IndexUpdater:
+    """The writes of `TextIndex` into `file`: `update`, on its write connection."""
+
+    def __init__(self, file: IndexFile) -> None:
+        self._file = file
 
     def _write_batch(self, batch: list[PreparedChange], bulk: _Bulk | None) -> UpdateReport:
-        self._follow_file()
-        with self._write_lock:
-            self._check_open()
-            connection = self._writer
+        def work(connection: sqlite3.Connection) -> UpdateReport:
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 writer = BatchWriter(connection, automerge=0 if bulk else FTS_AUTOMERGE)
@@ -67,23 +66,15 @@ class IndexUpdates(IndexFile):
                     head = shard_of(writer.next_id)
                     for shard in sorted(bulk.written - bulk.optimized):
                         if shard < head:
-                            self._finish_shard(shard)
+                            _finish_shard(connection, shard)
                             bulk.optimized.add(shard)
-            except sqlite3.Error as error:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                if not is_damage(error):
-                    raise TextSearchError(
-                        TEXT_SEARCH_UNAVAILABLE, f"the conversation index cannot be written: {error}"
-                    ) from error
-                damage = error
             except BaseException:
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
                 raise
-            else:
-                return UpdateReport(len(batch), counts.inserted, counts.deleted)
-        raise self._damaged(damage)
+            return UpdateReport(len(batch), counts.inserted, counts.deleted)
+
+        return self._file.write(work)
 
     def update(
         self,
@@ -120,7 +111,9 @@ class IndexUpdates(IndexFile):
                 progress(sessions, total)
 
         if bulk:
-            self._set_automerge(0)
+            with self._file.writer() as connection:
+                for shard in list_shards(connection):
+                    _set_shard_automerge(connection, shard, 0)
         finished = False
         try:
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-index") as pool:
@@ -135,38 +128,22 @@ class IndexUpdates(IndexFile):
             finished = True
         finally:
             if state is not None:
-                with self._write_lock:
-                    self._check_open()
-                    for shard in self._shards():
+                with self._file.writer() as connection:
+                    for shard in list_shards(connection):
                         if finished and shard in state.written and shard not in state.optimized:
-                            self._finish_shard(shard)
+                            _finish_shard(connection, shard)
                         else:
-                            self._set_shard_automerge(shard, FTS_AUTOMERGE)
+                            _set_shard_automerge(connection, shard, FTS_AUTOMERGE)
         return UpdateReport(sessions, inserted, deleted)
 
-    def _shards(self) -> list[int]:
-        return list_shards(self._writer)
 
-    def _set_automerge(self, level: int) -> None:
-        with self._write_lock:
-            self._check_open()
-            for shard in self._shards():
-                self._set_shard_automerge(shard, level)
+def _set_shard_automerge(connection: sqlite3.Connection, shard: int, level: int) -> None:
+    table = shard_table(shard)
+    connection.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', {level})")
 
-    def _set_shard_automerge(self, shard: int, level: int) -> None:
-        table = shard_table(shard)
-        self._writer.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', {level})")
 
-    def _finish_shard(self, shard: int) -> None:
-        """Merge a shard written in bulk into one segment and let it merge as it goes again."""
-        table = shard_table(shard)
-        self._writer.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-        self._set_shard_automerge(shard, FTS_AUTOMERGE)
-
-    def optimize(self) -> None:
-        """Merge every shard's segments into one (FTS5 `optimize`)."""
-        with self._write_lock:
-            self._check_open()
-            for shard in self._shards():
-                table = shard_table(shard)
-                self._writer.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+def _finish_shard(connection: sqlite3.Connection, shard: int) -> None:
+    """Merge a shard written in bulk into one segment and let it merge as it goes again."""
+    table = shard_table(shard)
+    connection.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    _set_shard_automerge(connection, shard, FTS_AUTOMERGE)

@@ -54,7 +54,6 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
 
 CJK_CLASS = _class(_CJK_RANGES)
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 # A token is a run of letters and digits, as FTS5 `unicode61` sees it ('_' separates words).
 TOKEN = re.compile(r"[^\W_]+")
 
@@ -243,11 +242,6 @@ def fold_with_offsets(text: str) -> tuple[str, Callable[[int], int]]:
         return origin + index - folded_starts[position] if exact[position] else origin
 
     return folded, to_original
-
-
-def has_cjk(text: str) -> bool:
-    """True when `text` holds at least one CJK character (as folding defines them)."""
-    return _CJK_CHAR.search(text) is not None
 
 
 def _bigrams(run: str) -> list[str]:

@@ -13,8 +13,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
 
+from sessionref.service.conversation_rows import ConversationRow, Role
 from sessionref.textsearch.errors import TEXT_SEARCH_CANCELLED, TextSearchError
-from sessionref.textsearch.feed import ConversationRow, Role
 from sessionref.textsearch.query import PlanStatus
 from sessionref.textsearch.snippet import Snippet
 

@@ -15,13 +15,12 @@ shard. Sharding by insertion order bounds what any one statement reads (see docs
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import sqlite3
 import unicodedata
 from pathlib import Path
 
+from sessionref.store.cache_file import CacheFileUnusable, SlowStatements, connect_cache, open_cache_file
 from sessionref.textsearch.errors import TEXT_SEARCH_UNAVAILABLE, TextSearchError
 from sessionref.textsearch.normalize import FOLD_VERSION
 
@@ -40,7 +39,6 @@ TOKENIZER = "unicode61 remove_diacritics 2"
 FTS_HASH_BYTES = 64 * 1024 * 1024
 # FTS5's own default: merge 4 segments of a level into one as writes go.
 FTS_AUTOMERGE = 4
-BUSY_TIMEOUT_MS = 5000
 # Bytes of the index file searches map into memory (SQLite caps it at its compile-time maximum,
 # 2 GB here); 20 random message texts: 0.68 ms through read(), 0.21 ms mapped.
 READER_MMAP_BYTES = 1 << 31
@@ -113,17 +111,13 @@ def ensure_fts5() -> None:
         probe.close()
 
 
-def connect(path: Path, *, reader: bool = False) -> sqlite3.Connection:
+def connect(path: Path, *, reader: bool = False, slow: SlowStatements | None = None) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), usable from any thread.
 
     The search connection reads through a memory map (`READER_MMAP_BYTES`): a keystroke reads
     twenty message texts scattered over the file, a third of the time of `read()` calls.
     """
-    connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if reader:
-        connection.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
-    return connection
+    return connect_cache(path, mmap_bytes=READER_MMAP_BYTES if reader else None, slow=slow)
 
 
 def list_shards(connection: sqlite3.Connection) -> list[int]:
@@ -151,13 +145,6 @@ def create_shard(connection: sqlite3.Connection, shard: int, automerge: int = FT
     connection.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', {automerge})")
 
 
-def remove_files(path: Path) -> None:
-    """Delete the index file and its WAL/SHM/journal companions (missing ones are fine)."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(str(path) + suffix)
-
-
 def _problem(connection: sqlite3.Connection, verify: bool) -> str | None:
     """Why an existing index cannot be used, or None."""
     rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
@@ -172,69 +159,44 @@ def _problem(connection: sqlite3.Connection, verify: bool) -> str | None:
     return None
 
 
-def _writer_settings(connection: sqlite3.Connection) -> None:
-    """WAL (searches read while a batch is written) and no fsync per commit: the index is a cache
-    of the logs, a commit lost in a power cut is written again by the next catch-up."""
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute("PRAGMA synchronous = NORMAL")
+def _create(connection: sqlite3.Connection) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    has_schema = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+    if not has_schema:  # another process may have created it meanwhile
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                connection.execute(statement)
+        connection.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)",
+            [
+                ("schema_version", SCHEMA_VERSION),
+                ("fold_version", _fold_version()),
+                ("next_id", "1"),
+                ("rows", "0"),
+            ],
+        )
+    connection.execute("COMMIT")
 
 
-def _create(path: Path) -> sqlite3.Connection:
-    connection = connect(path)
-    try:
-        _writer_settings(connection)
-        connection.execute("BEGIN IMMEDIATE")
-        has_schema = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
-        if not has_schema:  # another process may have created it meanwhile
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    connection.execute(statement)
-            connection.executemany(
-                "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [
-                    ("schema_version", SCHEMA_VERSION),
-                    ("fold_version", _fold_version()),
-                    ("next_id", "1"),
-                    ("rows", "0"),
-                ],
-            )
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.close()
-        raise
-    return connection
-
-
-def open_index_file(path: Path, *, verify: bool) -> tuple[sqlite3.Connection, bool]:
+def open_index_file(
+    path: Path, *, verify: bool, slow: SlowStatements | None = None
+) -> tuple[sqlite3.Connection, bool]:
     """A connection to a usable index at `path` and whether it was (re)created empty.
 
+    WAL (searches read while a batch is written) and no fsync per commit (see `cache_file`).
     Raises `TEXT_SEARCH_UNAVAILABLE` when the file can neither be used nor created.
     """
-    reason = "it does not exist"
-    if path.exists():
-        connection: sqlite3.Connection | None = None
-        try:
-            connection = connect(path)
-            problem = _problem(connection, verify)
-            if problem is None:
-                _writer_settings(connection)
-                return connection, False
-            reason = problem
-        except sqlite3.DatabaseError as error:
-            if error.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"{path} is locked: {error}") from error
-            reason = f"it is unreadable ({error})"
-        if connection is not None:
-            connection.close()
-        log.warning("rebuilding the conversation index %s: %s", path, reason)
-        try:
-            remove_files(path)
-        except OSError as error:
-            raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"{path} cannot be replaced: {error}") from error
     try:
-        return _create(path), True
-    except (OSError, sqlite3.Error) as error:
-        raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, f"{path} cannot be created: {error}") from error
+        return open_cache_file(
+            path,
+            what="conversation index",
+            problem=lambda connection: _problem(connection, verify),
+            create=_create,
+            log=log,
+            slow=slow,
+        )
+    except CacheFileUnusable as error:
+        raise TextSearchError(TEXT_SEARCH_UNAVAILABLE, error.reason) from error
 
 
 def is_damage(error: sqlite3.Error) -> bool:

@@ -28,7 +28,7 @@ import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from sessionref.textsearch.feed import Role
+from sessionref.service.conversation_rows import Role
 from sessionref.textsearch.protocol import (
     ConversationMatch,
     ConversationResults,

@@ -45,7 +45,7 @@ from sessionref.textsearch.index import MAX_LIMIT, TextIndex
 from sessionref.textsearch.index_status import IndexStatus, Phase
 from sessionref.textsearch.protocol import SearchCancellation, SessionFacts
 from sessionref.textsearch.query import parse_query
-from sessionref.textsearch.store_link import BlockingCalls, ConversationStore, text_index_path
+from sessionref.textsearch.store_link import ConversationStore, text_index_path
 
 __all__ = [
     "LIVE_REFRESH_DELAY",
@@ -98,8 +98,6 @@ class StoreConversationIndex:
         self._unreadable: dict[str, str] = {}
         self.refreshes = 0
         """How many debounced refreshes ran (each re-reads every session appended to meanwhile)."""
-        self.last_report: CatchUpReport | None = None
-        """What the last catch-up did."""
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -128,11 +126,6 @@ class StoreConversationIndex:
             self._started = True
             self._status = IndexStatus("opening")
         self._submit(self._follow_and_catch_up)
-
-    def request_catch_up(self) -> None:
-        """Queue another catch-up with the store (after the store itself caught up with other programs)."""
-        if self._started:
-            self._submit(self._catch_up_quietly)
 
     def catch_up_now(self, progress: Progress | None = None) -> CatchUpReport:
         """Open if needed and catch up in the calling thread, which must not run an event loop (the
@@ -220,7 +213,6 @@ class StoreConversationIndex:
         index = self._open()
         if index is None:
             return CatchUpReport()
-        blocking = BlockingCalls()
         was_ready = self.status.phase == "ready"
 
         def planned(plan: CatchUpPlan) -> None:
@@ -235,11 +227,10 @@ class StoreConversationIndex:
                 progress(done, total or done)
 
         try:
-            sources = blocking.run(self._store.conversation_sources())
             report = catch_up(
                 index,
-                sources,
-                lambda session_id: blocking.run(self._store.read_surface(session_id)),
+                self._store.conversation_sources(),
+                self._store.read_conversation,
                 progress=built,
                 stopped=self._stopping.is_set,
                 known_unreadable=self._unreadable,
@@ -252,9 +243,6 @@ class StoreConversationIndex:
                 return self._catch_up(progress, retry=False)  # damaged and reset: feed it all again
             self._set("ready" if was_ready else "unavailable", message=error.message)
             raise
-        finally:
-            blocking.close()
-        self.last_report = report
         self._set("ready", skipped=len(report.skipped))
         return report
 
@@ -294,13 +282,12 @@ class StoreConversationIndex:
         index = self._index
         if index is None or self._stopping.is_set():
             return
-        blocking = BlockingCalls()
         try:
             sources = {session_id: self._store.conversation_source(session_id) for session_id in session_ids}
             refresh(
                 index,
                 sources,
-                lambda session_id: blocking.run(self._store.read_surface(session_id)),
+                self._store.read_conversation,
                 known_unreadable=self._unreadable,
             )
             self.refreshes += 1
@@ -308,8 +295,6 @@ class StoreConversationIndex:
             log.warning("cannot refresh the conversation index: %s", error)
             if isinstance(error, TextSearchError) and self._was_reset(index):
                 self._catch_up_quietly()
-        finally:
-            blocking.close()
 
     # -- ConversationQuery -----------------------------------------------------------------------
 

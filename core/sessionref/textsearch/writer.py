@@ -16,8 +16,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sessionref.service.conversation_rows import ConversationRow
 from sessionref.textsearch.errors import TEXT_SEARCH_INVALID_ARGUMENT, TextSearchError
-from sessionref.textsearch.feed import ConversationRow
 from sessionref.textsearch.normalize import index_form
 from sessionref.textsearch.protocol import SessionChange, SessionRemoved, SessionRows
 from sessionref.textsearch.schema import (

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass
@@ -165,17 +168,16 @@ class MemoryStore:
     def write_refusal(self, session_id: str) -> FakeStoreError | None:
         return None if self.is_writable(session_id) else FakeStoreError("STORE_READ_ONLY", "read-only")
 
-    def enqueue_append(self, session_id: str, events: Sequence[dict[str, Any]]) -> asyncio.Future[Any]:
-        """Appends at once (in call order, like the real writer) and returns a settled future."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    def on_lane(
+        self, session_id: str, call: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> asyncio.Future[T]:
+        """Runs `call` at once (in call order, like the real writer) and returns a settled future."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         try:
-            future.set_result(self.append(session_id, events))
+            future.set_result(call(*args, **kwargs))
         except Exception as error:
             future.set_exception(error)
         return future
-
-    async def write_compaction_async(self, session_id: str, summary: str) -> dict[str, Any]:
-        return self.write_compaction(session_id, summary)
 
     def append(self, session_id: str, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         _, log = self._require(session_id)

@@ -101,7 +101,7 @@ async def test_a_corrupt_page_inside_the_index_is_detected_and_rebuilt(tmp_path:
     corrupt_page(index, page)
     for catch_up in (False, True):
         store = open_store(tmp_path, catch_up=catch_up)
-        assert store._index.rebuilt is (not catch_up)  # rebuilt once; the second open finds it sound
+        assert store.state.index.rebuilt is (not catch_up)  # rebuilt once; the second open finds it sound
         assert store.title("s042") == "Title 42"
         assert len(await store.list_sessions()) == 120
         store.close()
@@ -129,7 +129,7 @@ async def test_a_malformed_index_found_later_is_rebuilt_while_open(
     store.create_session(cwd="/w", session_id="s2")
     store.close()
     reopened = open_store(tmp_path, catch_up=False)
-    assert not reopened._index.rebuilt
+    assert not reopened.state.index.rebuilt
     assert reopened.title("s1") == "after the damage"
     assert sorted(record.id for record in await reopened.list_sessions()) == ["s1", "s2"]
     reopened.close()

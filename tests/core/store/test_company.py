@@ -182,7 +182,7 @@ def test_an_index_row_that_is_not_utf8_makes_the_index_rebuild_not_fail(tmp_path
             " NULL, 1, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, 0, NULL)"
         )
     store = open_store(tmp_path, catch_up=False)
-    assert store._index.rebuilt
+    assert store.state.index.rebuilt
     assert [record.id for record in await_list(store)] == ["real"]
     store.close()
 
@@ -207,7 +207,7 @@ def test_index_rows_of_the_wrong_types_make_the_index_rebuild(tmp_path: Path) ->
         connection.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'logs'", (schema,))
     store = open_store(tmp_path, catch_up=False)
     # quick_check finds the row against the STRICT table; without STRICT tables the load skips it.
-    assert store._index.rebuilt is STRICT_TABLES
+    assert store.state.index.rebuilt is STRICT_TABLES
     assert [record.id for record in await_list(store)] == ["real"]
     store.close()
 

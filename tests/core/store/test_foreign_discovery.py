@@ -260,10 +260,10 @@ async def test_one_claude_session_under_two_projects_is_listed_once_newest_read(
         assert store.record(f"claude-code:{native}").cwd == "/b"
 
 
-async def test_conversation_sources_name_each_foreign_session_with_a_version(tmp_path: Path) -> None:
+def test_conversation_sources_name_each_foreign_session_with_a_version(tmp_path: Path) -> None:
     roots = fixture_roots(tmp_path)
     with closing(open_with(tmp_path, roots)) as store:
-        sources = {source.session_id: source for source in await store.conversation_sources()}
+        sources = {source.session_id: source for source in store.conversation_sources()}
         assert sources[CART].kind == "claude-code" and sources[SPLIT].kind == "codex"
         assert sources[CI].kind == "gemini"
         assert sources[CART].path.endswith("5f1c2a9e-3b7d-4c1e-9a2f-0d8e6b4c1a01.jsonl")
@@ -272,4 +272,4 @@ async def test_conversation_sources_name_each_foreign_session_with_a_version(tmp
         with Path(sources[CART].path).open("a", encoding="utf-8") as stream:
             stream.write("\n")
         store.refresh()
-        assert {s.session_id: s for s in await store.conversation_sources()}[CART].version != version
+        assert {s.session_id: s for s in store.conversation_sources()}[CART].version != version

@@ -42,7 +42,7 @@ async def test_growth_outside_the_store_is_caught_up_incrementally(
     path = write_log(tmp_path, "--w--/s1", header("s1"), [title_event(0, "first")])
     store = open_store(tmp_path, write_foreign=True)
     assert store.title("s1") == "first"
-    offset_before = store._catalog.by_id["s1"].offset
+    offset_before = store.state.catalog.by_id["s1"].offset
     assert offset_before == path.stat().st_size
     read_from: list[int] = []
     real_lseek = os.lseek
@@ -101,7 +101,7 @@ async def test_index_is_rebuilt_when_missing_or_corrupt(tmp_path: Path, damage: 
         with sqlite3.connect(index) as connection:
             connection.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
     store = open_store(tmp_path)
-    assert store._index.rebuilt
+    assert store.state.index.rebuilt
     assert store.title("s1") == "kept title"
     store.close()
 
@@ -310,7 +310,7 @@ async def test_read_only_root_keeps_its_index_in_the_user_cache(
     )
     store = open_store(tmp_path / "dsh")
     assert not (tmp_path / "dsh" / INDEX_FILE_NAME).exists()
-    assert store._index.path.is_relative_to(tmp_path / "cache")
+    assert store.state.index.path.is_relative_to(tmp_path / "cache")
     assert store.title("s1") == "cached"
     store.close()
 

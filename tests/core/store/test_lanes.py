@@ -87,7 +87,11 @@ async def test_appends_of_two_sessions_land_in_submission_order_with_random_disk
     for n in range(40):
         for session_id in ("s1", "s2"):
             # Not awaited one by one: the order is fixed when an append is queued.
-            futures.append(store.enqueue_append(session_id, [chunk(f"{session_id}-{n}a"), chunk(f"{n}b")]))
+            futures.append(
+                store.on_lane(
+                    session_id, store.append, session_id, [chunk(f"{session_id}-{n}a"), chunk(f"{n}b")]
+                )
+            )
     written = await asyncio.gather(*futures)
     for session_id in ("s1", "s2"):
         expected = [text for n in range(40) for text in (f"{session_id}-{n}a", f"{n}b")]
@@ -111,7 +115,7 @@ async def test_subscribers_are_called_on_their_own_loop_in_write_order(store: Se
 
     store.subscribe(listener)
     for n in range(20):
-        store.enqueue_append("s1", [chunk(str(n))])
+        store.on_lane("s1", store.append, "s1", [chunk(str(n))])
     await done.wait()
     assert [texts for _, texts in calls] == [[str(n)] for n in range(20)]
     assert {thread for thread, _ in calls} == {loop_thread}  # hopped over from the writer threads
@@ -130,7 +134,7 @@ async def test_an_unsubscribed_listener_is_not_called_for_a_call_on_its_way(stor
         return result
 
     store.append = append_then_signal  # type: ignore[method-assign]
-    pending = store.enqueue_append("s1", [chunk("a")])
+    pending = store.on_lane("s1", store.append, "s1", [chunk("a")])
     assert written.wait(10)  # blocks the loop on purpose: the listener's call waits in its queue
     unsubscribe()  # e.g. the app closing meanwhile
     await pending
@@ -143,7 +147,7 @@ def test_a_subscriber_without_a_loop_is_called_in_the_writing_thread(store: Sess
     store.subscribe(lambda session_id, events: threads.append(threading.get_ident()))
 
     async def write() -> None:
-        await store.append_async("s1", [chunk("a")])
+        await store.on_lane("s1", store.append, "s1", [chunk("a")])
 
     asyncio.run(write())
     assert len(threads) == 1 and threads[0] != threading.get_ident()
@@ -154,7 +158,7 @@ async def test_async_reads_never_wait_for_the_store_lock_on_the_loop(store: Sess
     held, release = threading.Event(), threading.Event()
 
     def hold_the_lock() -> None:  # as a catch-up applying its walk would
-        with store._lock:
+        with store.state.lock:
             held.set()
             release.wait(10)
 
@@ -178,22 +182,24 @@ async def test_async_reads_never_wait_for_the_store_lock_on_the_loop(store: Sess
 async def test_writes_queued_before_close_still_land(tmp_path: Path) -> None:
     store = open_store(tmp_path / "store")
     store.create_session(cwd=None, session_id="s1")
-    pending = [store.enqueue_append("s1", [chunk(str(n))]) for n in range(5)]
+    pending = [store.on_lane("s1", store.append, "s1", [chunk(str(n))]) for n in range(5)]
     await asyncio.to_thread(store.close)
     await asyncio.gather(*pending)
     with pytest.raises(StoreError) as closed:
-        await store.append_async("s1", [chunk("late")])
+        await store.on_lane("s1", store.append, "s1", [chunk("late")])
     assert closed.value.code == "STORE_CLOSED"
     with closing(open_store(tmp_path / "store")) as reopened:
         assert texts(reopened, "s1") == [str(n) for n in range(5)]
 
 
 async def test_async_create_rename_and_compaction_run_on_the_session_writer(store: SessionStore) -> None:
-    record = await store.create_session_async(cwd="/w", session_id="s1", created_at=5)
+    record = await store.on_lane("s1", store.create_session, cwd="/w", session_id="s1", created_at=5)
     assert (record.id, record.cwd, record.created_at) == ("s1", "/w", 5)
-    await store.rename_async("s1", "A title")
+    await store.on_lane("s1", store.rename, "s1", "A title")
     assert store.title("s1") == "A title"
-    await store.append_async(
+    await store.on_lane(
+        "s1",
+        store.append,
         "s1",
         [
             {
@@ -208,5 +214,5 @@ async def test_async_create_rename_and_compaction_run_on_the_session_writer(stor
             }
         ],
     )
-    checkpoint = await store.write_compaction_async("s1", "summary")
+    checkpoint = await store.on_lane("s1", store.write_compaction, "s1", "summary")
     assert checkpoint["surfaceOp"]["op"] == "replace"

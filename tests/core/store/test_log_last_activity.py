@@ -74,6 +74,6 @@ async def test_an_index_of_the_previous_schema_is_rebuilt_with_last_activity(tmp
             """
         )
     store = open_store(tmp_path, catch_up=False)
-    assert store._index.rebuilt and store.caught_up
+    assert store.state.index.rebuilt and store.caught_up
     assert [(r.id, r.updated_at) for r in await store.list_sessions()] == [("a", 50), ("b", 40)]
     store.close()

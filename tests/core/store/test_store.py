@@ -260,14 +260,14 @@ def test_store_root_that_is_a_file(tmp_path: Path) -> None:
     assert caught.value.code == "STORE_UNREADABLE"
 
 
-async def test_conversation_sources_name_each_log_and_change_when_it_grows(store: SessionStore) -> None:
+def test_conversation_sources_name_each_log_and_change_when_it_grows(store: SessionStore) -> None:
     """Conversation search learns where each session is and whether it changed, without reading logs."""
     first = store.create_session(cwd="/a").id
     second = store.create_session(cwd=None).id
-    before = {source.session_id: source for source in await store.conversation_sources()}
+    before = {source.session_id: source for source in store.conversation_sources()}
     assert set(before) == {first, second}
     assert all(source.kind == "log" and Path(source.path).is_file() for source in before.values())
     store.append(first, [{"type": "turn/start", "data": {"turn": 1}}])
-    after = {source.session_id: source for source in await store.conversation_sources()}
+    after = {source.session_id: source for source in store.conversation_sources()}
     assert after[first].version != before[first].version
     assert after[second] == before[second]

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sessionref.contract.projection import project_session_conversation
-from sessionref.service.protocols import ConversationHits, ConversationQuery, SessionRecord, SurfaceSnapshot
+from sessionref.service.conversation_rows import SessionConversation
+from sessionref.service.protocols import ConversationHits, ConversationQuery, SessionRecord
 from sessionref.store import ConversationSource, SessionStore
 from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError, index_file
 from sessionref.textsearch.store_index import StoreConversationIndex, text_index_path
@@ -143,7 +143,7 @@ def test_a_log_with_a_bad_line_is_read_by_the_store_which_skips_the_line(
     indexer: StoreConversationIndex, store: SessionStore
 ) -> None:
     indexer.catch_up_now()
-    log = store.root / store._state("dump-there").path
+    log = store.root / store.state.log_state("dump-there").path
     with log.open("ab") as file:  # the engine's fast reader refuses the log for this line
         file.write(b"not json at all\n")
     store.append("dump-there", [said("the vacuum finished")])
@@ -158,7 +158,7 @@ def test_an_unreadable_source_is_skipped_counted_and_its_old_rows_kept(
 ) -> None:
     indexer.catch_up_now()
     store.append("dump-there", [said("the vacuum finished")])  # a new version to read
-    log = store.root / store._state("dump-there").path
+    log = store.root / store.state.log_state("dump-there").path
     log.unlink()  # gone between the listing and the read: neither reader can read it
     report = indexer.catch_up_now()
     assert (report.fed, report.skipped) == (0, ["dump-there"])
@@ -168,7 +168,7 @@ def test_an_unreadable_source_is_skipped_counted_and_its_old_rows_kept(
 
 
 def test_a_first_build_skips_an_unreadable_log_and_feeds_the_rest(store: SessionStore) -> None:
-    (store.root / store._state("retry-here").path).unlink()
+    (store.root / store.state.log_state("retry-here").path).unlink()
     indexer = StoreConversationIndex(store)
     try:
         report = indexer.catch_up_now()
@@ -181,7 +181,7 @@ def test_a_log_being_written_is_read_to_its_last_complete_line(
     indexer: StoreConversationIndex, store: SessionStore
 ) -> None:
     indexer.catch_up_now()
-    log = store.root / store._state("dump-there").path
+    log = store.root / store.state.log_state("dump-there").path
     line = (
         '{"type":"user/message","seq":2,"time":5000,"data":{"source":{"kind":"user"},'
         '"content":[{"type":"text","text":"vacuum the catalog first"}],"role":"user","id":"x"},'
@@ -276,31 +276,23 @@ def test_after_close_searches_are_unavailable_and_close_is_idempotent(
     assert search(indexer, "pg_dump").status == "unavailable"
 
 
-class ForeignListing:
-    """The store, listing one session as another agent's history (a kind other than "log", its file
-    elsewhere): the catch-up must read it through `read_surface`, never through its path."""
+class CountedReads:
+    """The store, counting the conversations the index asks it to read."""
 
-    def __init__(self, store: SessionStore, foreign_id: str) -> None:
+    def __init__(self, store: SessionStore) -> None:
         self._store = store
-        self._foreign_id = foreign_id
         self.root = store.root
-        self.surfaces_read: list[str] = []
+        self.read: list[str] = []
 
-    async def conversation_sources(self) -> list[ConversationSource]:
-        listed = await self._store.conversation_sources()
-        return [
-            replace(source, kind="claude-code", path="/nowhere/history.jsonl")
-            if source.session_id == self._foreign_id
-            else source
-            for source in listed
-        ]
+    def conversation_sources(self) -> list[ConversationSource]:
+        return self._store.conversation_sources()
 
     def conversation_source(self, session_id: str) -> ConversationSource | None:
         return self._store.conversation_source(session_id)
 
-    async def read_surface(self, session_id: str) -> SurfaceSnapshot:
-        self.surfaces_read.append(session_id)
-        return await self._store.read_surface(session_id)
+    def read_conversation(self, session_id: str) -> SessionConversation:
+        self.read.append(session_id)
+        return self._store.read_conversation(session_id)
 
     def records(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
         return self._store.records(session_ids)
@@ -309,13 +301,15 @@ class ForeignListing:
         return self._store.subscribe(listener)
 
 
-def test_a_source_of_another_kind_is_read_through_the_stores_read_surface(store: SessionStore) -> None:
-    listing = ForeignListing(store, "dump-there")
-    indexer = StoreConversationIndex(listing)  # type: ignore[arg-type]
+def test_every_session_is_read_by_the_store_once_per_version(store: SessionStore) -> None:
+    reads = CountedReads(store)
+    indexer = StoreConversationIndex(reads)
     try:
-        report = indexer.catch_up_now()
-        assert (report.fed, report.skipped) == (3, [])
-        assert listing.surfaces_read == ["dump-there"]
+        first = indexer.catch_up_now()
+        listed = sorted(source.session_id for source in store.conversation_sources())
+        assert (first.fed, sorted(reads.read)) == (len(listed), listed)
+        again = indexer.catch_up_now()
+        assert (again.fed, sorted(reads.read)) == (0, listed)  # nothing changed: nothing read again
         assert set(found(indexer, "replica")) == {"dump-there"}
     finally:
         indexer.close()

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from sessionref.contract.projection import project_session_conversation
+from sessionref.service.conversation_rows import conversation_rows
 from sessionref.store import StoreError
+from sessionref.store.conversation_log import read_log_conversation
 from sessionref.store.fold import fold_surface
 from sessionref.store.logfile import parse_log, read_log_bytes
-from sessionref.textsearch.feed import conversation_rows, read_log_conversation
 from textsearch_logs import HEADER, LOGS, LogBuilder
 
 DSH_LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "dsh-logs"

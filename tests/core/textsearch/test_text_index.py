@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from sessionref.store.cache_file import remove_cache_files
 from sessionref.store.fold import fold_surface
 from sessionref.textsearch import (
     ConversationRow,
@@ -345,12 +346,13 @@ def test_a_bulk_build_equals_a_normal_one(tmp_path: Path, small_shards: None) ->
     for n in range(9):
         assert bulk.session_rows(f"s{n}") == normal.session_rows(f"s{n}")
     assert found(bulk, "shared reply", limit=50) == found(normal, "shared reply", limit=50)
-    settings = bulk._writer.execute(  # every shard merges as it goes again afterwards
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_*_config'"
-    ).fetchall()
-    assert len(settings) == 7
-    for (table,) in settings:
-        assert bulk._writer.execute(f"SELECT v FROM {table} WHERE k = 'automerge'").fetchone() == (4,)
+    with bulk.file.writer() as connection:
+        settings = connection.execute(  # every shard merges as it goes again afterwards
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'words_*_config'"
+        ).fetchall()
+        assert len(settings) == 7
+        for (table,) in settings:
+            assert connection.execute(f"SELECT v FROM {table} WHERE k = 'automerge'").fetchone() == (4,)
     bulk.close()
     normal.close()
 
@@ -360,7 +362,7 @@ def test_a_file_replaced_by_another_process_is_followed(tmp_path: Path) -> None:
     first, second = TextIndex(path), TextIndex(path)
     first.update([SessionRows("old", rows("old words"), 0)])
     first.close()
-    schema.remove_files(path)  # another process found it damaged and starts it again
+    remove_cache_files(path)  # another process found it damaged and starts it again
     TextIndex(path).close()
     assert found(second, "old") == []
     second.update([SessionRows("new", rows("new words"), 0)])
@@ -374,7 +376,8 @@ def test_an_index_of_another_unicode_database_is_rebuilt(tmp_path: Path) -> None
     path = tmp_path / "text.sqlite"
     index = TextIndex(path)
     index.update([SessionRows("s", rows("words"), 0)])
-    index._writer.execute("UPDATE meta SET value = '1/0.0.0' WHERE key = 'fold_version'")
+    with index.file.writer() as connection:
+        connection.execute("UPDATE meta SET value = '1/0.0.0' WHERE key = 'fold_version'")
     index.close()
     reopened = TextIndex(path)
     assert reopened.rebuilt and reopened.indexed() == {}

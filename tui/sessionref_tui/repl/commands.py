@@ -203,7 +203,8 @@ def _exists(store: Any, session_id: str) -> bool:
 async def _title(host: CommandHost, argument: str) -> None:
     if not argument:
         raise CommandError(ReplCode.USAGE, "usage: /title <text>")
-    await host.workspace.store.rename_async(_existing(host, "title").id, argument)
+    store, session_id = host.workspace.store, _existing(host, "title").id
+    await store.on_lane(session_id, store.rename, session_id, argument)
 
 
 async def _compact(host: CommandHost, _argument: str) -> None:

@@ -1,74 +1,21 @@
-"""What the index is fed: the snapshot projection of a session, one row per message with its seq.
+"""Reading a log's conversation for the conversation index, faster than a full parse.
 
-`conversation_rows` turns a folded surface into rows with exactly `project_session_conversation`'s
-items (direct user text, assistant text, compaction checkpoints), adding the seq and time of the
-event each comes from. `read_log_conversation` reads one log for it faster than a full parse:
-only surface events are decoded; every other line (chunk deltas, packed chunk rows, requests,
-titles) is skipped after reading its type and seq, which is all the fold needs of it.
+`read_log_conversation` reads one log once: only surface events are decoded; every other line
+(chunk deltas, packed chunk rows, requests, titles) is skipped after reading its type and seq,
+which is all the fold needs of it. The rows are `service.conversation_rows`' projection.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from sessionref.contract.projection import project_conversation_columns
-from sessionref.service.protocols import SurfaceSnapshot
+from sessionref.service.conversation_rows import SessionConversation, conversation_rows
 from sessionref.store.errors import STORE_INVALID_LOG, StoreError
 from sessionref.store.fold import SURFACE_TYPES, fold_surface
 from sessionref.store.logfile import packed_row_span, parse_line, read_log_bytes, split_lines
-
-Role = Literal["user", "assistant"]
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationRow:
-    """One projected message: the seq and time (epoch ms) of its event, its role, text and checkpoint flag."""
-
-    seq: int
-    role: Role
-    text: str
-    checkpoint: bool = False
-    time: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class LogConversation:
-    """A session's header, its projected rows and the last raw seq of the log they were read from."""
-
-    header: dict[str, Any]
-    rows: list[ConversationRow]
-    through_seq: int | None
-
-
-def _event_time(event: Mapping[str, Any]) -> int:
-    value = event.get("time")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def conversation_rows(surface: SurfaceSnapshot) -> list[ConversationRow]:
-    """The projection of a folded surface as rows (same items, order, roles, texts and checkpoints)."""
-    rows: list[ConversationRow] = []
-    header = surface["session"]
-    for event in surface["events"]:
-        one: SurfaceSnapshot = {"session": header, "capturedThroughSeq": None, "events": [event]}
-        columns = project_conversation_columns(one)
-        if columns.texts:
-            rows.append(
-                ConversationRow(
-                    event["seq"],
-                    columns.roles[0],
-                    columns.texts[0],
-                    columns.checkpoints[0],
-                    _event_time(event),
-                )
-            )
-    return rows
-
 
 _SURFACE_PREFIXES = tuple(f'{{"type":"{kind}",'.encode() for kind in sorted(SURFACE_TYPES))
 # `{"type":"<type>","seq":N,` or a packed row's `{"type":"<type>","seq0":N,`: the envelope's key order.
@@ -99,7 +46,7 @@ def _extend_last_packed_row(events: list[dict[str, Any]], lines: list[bytes]) ->
             return
 
 
-def read_log_conversation(path: Path) -> LogConversation:
+def read_log_conversation(path: Path) -> SessionConversation:
     """The header and projected rows of the log at `path` (plain or zstd), read once.
 
     Surface events are decoded in full and folded by the store's `fold_surface`, so the rows
@@ -140,4 +87,4 @@ def read_log_conversation(path: Path) -> LogConversation:
     if events and events[-1]["type"] == "assistant/chunk":
         _extend_last_packed_row(events, lines)
     surface = fold_surface(header, events)
-    return LogConversation(header, conversation_rows(surface), surface["capturedThroughSeq"])
+    return SessionConversation(header, conversation_rows(surface), surface["capturedThroughSeq"])
