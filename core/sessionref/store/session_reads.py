@@ -158,3 +158,18 @@ class SessionReads(StoreBase):
                 exclude_id=exclude_id, target_cwd=target_cwd, needle=needle, limit=limit
             )
         )
+
+    def records_with_titles(self, session_ids: Iterable[str]) -> dict[str, tuple[SessionRecord, str | None]]:
+        """`record` and title of each id still listed, under one hold of the lock (unlisted ids are
+        left out): what labels a keystroke's conversation matches, in one call."""
+        found: dict[str, tuple[SessionRecord, str | None]] = {}
+        with self._lock:
+            self._check_open()
+            for session_id in session_ids:
+                state: LogState | ForeignEntry | None = self._foreign.entry(session_id)
+                if state is None:
+                    state = self._catalog.by_id.get(session_id)
+                if state is not None:
+                    record = SessionRecord(session_id, state.created_at, state.cwd, state.updated_at)
+                    found[session_id] = (record, state.label_title)
+        return found

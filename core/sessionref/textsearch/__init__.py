@@ -6,6 +6,7 @@ protocol. Feed it with `SessionRows` built by `conversation_rows(surface)` or
 `read_log_conversation(path)`, search it with `TextIndex.search`.
 """
 
+from sessionref.service.protocols import ConversationMatch, ConversationRequest, ConversationSearchResult
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
     TEXT_SEARCH_CLOSED,
@@ -21,8 +22,6 @@ from sessionref.textsearch.feed import (
 )
 from sessionref.textsearch.index import TextIndex
 from sessionref.textsearch.protocol import (
-    ConversationMatch,
-    ConversationResults,
     ConversationSearch,
     FactsProvider,
     IndexedSession,
@@ -44,9 +43,10 @@ __all__ = [
     "TEXT_SEARCH_INVALID_ARGUMENT",
     "TEXT_SEARCH_UNAVAILABLE",
     "ConversationMatch",
-    "ConversationResults",
+    "ConversationRequest",
     "ConversationRow",
     "ConversationSearch",
+    "ConversationSearchResult",
     "FactsProvider",
     "IndexedSession",
     "LogConversation",
