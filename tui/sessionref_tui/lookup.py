@@ -40,7 +40,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
 
 from sessionref.service.abort import AbortSignal
 
@@ -99,14 +99,14 @@ class Job(Protocol):
         ...
 
 
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], Job]
+Spawn = Callable[[Callable[[], Coroutine[None, None, None]]], Job]
 """`spawn(job)`: start `job()` (an `async def` function, or a partial of one) and return a handle.
 
 The controller never has more than one job; it cancels the previous one itself, so `spawn`
 needs no exclusivity of its own (a Textual adapter may still put it in an exclusive group)."""
 
 
-def spawn_task(job: Callable[[], Coroutine[Any, Any, None]]) -> Job:
+def spawn_task(job: Callable[[], Coroutine[None, None, None]]) -> Job:
     """The default `Spawn`: an asyncio task on the running loop."""
     return asyncio.get_running_loop().create_task(job())
 

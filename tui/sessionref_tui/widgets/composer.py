@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 from sessionref.service.abort import AbortSignal
 from textual import events, on
@@ -28,6 +28,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.worker import Worker
 
 from sessionref_tui.lookup import Job, MentionLookupController
 from sessionref_tui.mentions import (
@@ -133,7 +134,7 @@ class Composer(Vertical):
         self._sleep: Sleep = sleep or asyncio.sleep
         self._placeholder = placeholder
         self._cursor_blink = cursor_blink
-        self.lookups: MentionLookupController[Mentionable] = MentionLookupController(
+        self.lookups: MentionLookupController[Candidate] = MentionLookupController(
             self._candidates,
             PopupLookupView(self),
             conversations=self._conversations,
@@ -315,8 +316,9 @@ class Composer(Vertical):
     def _close_popup(self) -> None:
         self.lookups.close()
 
-    def _spawn_lookup(self, job: Callable[[], Coroutine[Any, Any, None]]) -> Job:
-        return self.run_worker(job, group=SEARCH_GROUP, exclusive=True, exit_on_error=False)
+    def _spawn_lookup(self, job: Callable[[], Coroutine[None, None, None]]) -> Job:
+        worker: Worker[None] = self.run_worker(job, group=SEARCH_GROUP, exclusive=True, exit_on_error=False)
+        return worker
 
     async def _candidates(self, query: str, signal: AbortSignal) -> Sequence[Candidate]:
         if self.source is None:
