@@ -45,6 +45,7 @@ from sessionref.store.fold import fold_surface
 from sessionref.store.logfile import parse_log, read_log_bytes
 from sessionref.store.store import open_store
 from sessionref.textsearch import (
+    ConversationRequest,
     SessionFacts,
     SessionRows,
     TextIndex,
@@ -341,7 +342,9 @@ def type_queries(index: TextIndex, queries: Sequence[Query], corpus: Corpus, rou
             for end in range(1, len(query.text) + 1):
                 text = query.text[:end]
                 start_wall, start_cpu = time.perf_counter(), time.thread_time()
-                result = index.search(text, facts=facts, limit=20, exclude_session_id=current, cwd=cwd)
+                result = index.search(
+                    ConversationRequest(text, limit=20, exclude_session_id=current, cwd=cwd), facts=facts
+                )
                 cpu = (time.thread_time() - start_cpu) * 1000
                 wall = (time.perf_counter() - start_wall) * 1000
                 latency.samples.append(

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sessionref.service.abort import AbortSignal
+from sessionref.service.conversations import ConversationSearchResult, MessageContext
 from sessionref_tui.widgets.composer import Composer
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
@@ -119,6 +120,13 @@ class FakeSource:
         await self._run(self.preview_calls, session_id, signal, self.hold_previews)
         label = next((s.label for s in self.sessions if s.session_id == session_id), session_id)
         return FakePreview(session_id, label, message_count=len(session_id) * 10)
+
+    async def conversations(self, query: str, signal: AbortSignal) -> ConversationSearchResult | None:
+        """No conversation search here: the popup shows no second group."""
+        return None
+
+    async def context(self, session_id: str, seq: int, around: int, signal: AbortSignal) -> MessageContext:
+        raise LookupError("no conversation search")
 
 
 class ManualSleep:

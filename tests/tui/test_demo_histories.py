@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 from sessionref.contract.projection import project_session_conversation
+from sessionref.service.protocols import ConversationRequest
 from sessionref.store import open_store
 from sessionref.store.foreign_state import ForeignRoot
 from sessionref.textsearch.store_index import StoreConversationIndex
@@ -51,9 +52,8 @@ def test_what_other_agents_said_is_searchable_and_their_tools_and_thinking_are_n
         assert report.skipped == [] and report.fed == 4
 
         def found(text: str) -> list[tuple[str, str, bool]]:
-            hits = index.search_conversations(
-                text, limit=20, exclude_session_id=None, cwd=HERE, cancel=threading.Event()
-            ).hits
+            request = ConversationRequest(text, 20, cwd=HERE)
+            hits = index.search_conversations(request, cancel=threading.Event()).matches
             return [(hit.session_id.split(":")[0], hit.role, hit.checkpoint) for hit in hits]
 
         assert found("HMAC") == [("claude-code", "user", True)]  # the compaction summary (a checkpoint)

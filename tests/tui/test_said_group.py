@@ -60,7 +60,9 @@ class FakeSaidSource(FakeSource):
         self.context_calls: list[tuple[str, int]] = []
         self.answer: ConversationSearchResult | None = None
 
-    async def conversations(self, query: str, signal: AbortSignal) -> ConversationSearchResult:
+    async def conversations(self, query: str, signal: AbortSignal) -> ConversationSearchResult | None:
+        if not query.strip():
+            return None  # a bare `@`: no group (as `MentionSource.conversations` answers)
         await self._run(self.said_calls, query, signal, self.hold_said)
         if self.answer is not None:
             return self.answer
@@ -73,7 +75,7 @@ class FakeSaidSource(FakeSource):
             await self._call_made.wait_for(lambda: any(call.argument == query for call in self.said_calls))
         return next(call for call in self.said_calls if call.argument == query)
 
-    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> MessageContext:
+    async def context(self, session_id: str, seq: int, around: int, signal: AbortSignal) -> MessageContext:
         self.context_calls.append((session_id, seq))
         found = next(m for m in self.said if m.session_id == session_id)
         messages = (

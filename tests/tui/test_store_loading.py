@@ -1,51 +1,11 @@
-"""The pieces the app uses while its store opens: the waiting mention source and the progress placeholder."""
+"""The placeholder the app shows while its store opens (the mention source that waits for the
+workspace is `sessionref.host.mention_source`, tested in tests/core/host/test_workspace_search.py)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from typing import Any
-
-from sessionref.service.abort import AbortSignal
-from sessionref_tui.store_loading import StoreLoading, WhenReady
+from sessionref_tui.store_loading import StoreLoading
 from textual.app import App, ComposeResult
 from textual.widgets import Label, ProgressBar
-
-
-class RecordingSource:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str]] = []
-
-    async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
-        self.calls.append(("candidates", query))
-        return [f"hit for {query}"]
-
-    async def preview(self, session_id: str, signal: AbortSignal) -> Any:
-        self.calls.append(("preview", session_id))
-        return f"preview of {session_id}"
-
-
-async def test_lookups_wait_for_the_workspace_then_go_to_the_source() -> None:
-    source, ready = RecordingSource(), asyncio.Event()
-    waiting = WhenReady(source, ready)
-    lookup = asyncio.create_task(waiting.candidates("par", AbortSignal()))
-    preview = asyncio.create_task(waiting.preview("s1", AbortSignal()))
-    await asyncio.sleep(0)  # one turn of the loop: both are now parked on the event
-    assert not lookup.done() and not preview.done() and source.calls == []
-    ready.set()
-    assert await lookup == ["hit for par"]
-    assert await preview == "preview of s1"
-    assert source.calls == [("candidates", "par"), ("preview", "s1")]
-
-
-async def test_a_cancelled_lookup_never_reaches_the_source() -> None:
-    source, ready = RecordingSource(), asyncio.Event()
-    lookup = asyncio.create_task(WhenReady(source, ready).candidates("x", AbortSignal()))
-    await asyncio.sleep(0)
-    lookup.cancel()
-    ready.set()
-    await asyncio.gather(lookup, return_exceptions=True)
-    assert lookup.cancelled() and source.calls == []
 
 
 class LoadingApp(App[None]):

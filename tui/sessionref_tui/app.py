@@ -23,14 +23,13 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from sessionref_tui.display import NEW_SESSION_NAME, inert
-from sessionref_tui.mention_source import WorkspaceMentionSource
 from sessionref_tui.mentions import MentionTarget, mention_for
 from sessionref_tui.opening import OpeningApp
 from sessionref_tui.palette import AppCommands, SessionSwitcher
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
 from sessionref_tui.screens.rename import RenameScreen
 from sessionref_tui.session_view import Clock, SessionView, error_text, is_agent
-from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpener
+from sessionref_tui.store_loading import StoreLoading, WorkspaceOpener
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
@@ -131,6 +130,9 @@ class SessionrefApp(SessionView):
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
+        # A light module (its heavy imports are types only): the `@` lookups wait for the workspace.
+        from sessionref.host.mention_source import MentionSource
+
         with Horizontal(id="body"):
             if self._workspace is None:
                 yield StoreLoading(id="store-loading")
@@ -139,7 +141,7 @@ class SessionrefApp(SessionView):
                 yield Transcript(id="transcript")
                 yield QueuedMessages(id="queued")
                 yield Composer(
-                    WhenReady(WorkspaceMentionSource(self), self.ready_event),
+                    MentionSource(lambda: self.workspace, lambda: self.agent, ready=self.ready_event),
                     now_ms=self.now_ms,
                     cursor_blink=self._cursor_blink,
                     id="composer",

@@ -40,11 +40,14 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
 
 from sessionref.service.abort import AbortSignal
 
 from sessionref_tui.mentions import MentionToken
+
+if TYPE_CHECKING:
+    from sessionref.service.conversations import ConversationSearchResult
 
 LOOKUP_DEBOUNCE: Final = 0.08
 """Seconds the `@` query must stay unchanged before candidates are asked for.
@@ -72,9 +75,9 @@ ShownCandidate = TypeVar("ShownCandidate", contravariant=True)
 Lookup = Callable[[str, AbortSignal], Awaitable[Sequence[Candidate]]]
 """`lookup(query, signal)`: the candidates for the text typed after `@`, best first."""
 
-ConversationLookup = Callable[[str, AbortSignal], Awaitable[Any]]
+ConversationLookup = Callable[[str, AbortSignal], Awaitable["ConversationSearchResult | None"]]
 """`conversations(query, signal)`: the second group's answer for the text typed after `@` (what
-was said: a `ConversationSearchResult` in both UIs; the controller only passes it on)."""
+was said; None: no such group, e.g. for a bare `@`). The controller only passes it on."""
 
 Sleep = Callable[[float], Awaitable[None]]
 """`sleep(seconds)`: how the controller waits (`asyncio.sleep`; tests pass a fake clock)."""
@@ -96,14 +99,14 @@ class Job(Protocol):
         ...
 
 
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], Job]
+Spawn = Callable[[Callable[[], Coroutine[None, None, None]]], Job]
 """`spawn(job)`: start `job()` (an `async def` function, or a partial of one) and return a handle.
 
 The controller never has more than one job; it cancels the previous one itself, so `spawn`
 needs no exclusivity of its own (a Textual adapter may still put it in an exclusive group)."""
 
 
-def spawn_task(job: Callable[[], Coroutine[Any, Any, None]]) -> Job:
+def spawn_task(job: Callable[[], Coroutine[None, None, None]]) -> Job:
     """The default `Spawn`: an asyncio task on the running loop."""
     return asyncio.get_running_loop().create_task(job())
 
@@ -141,7 +144,7 @@ class LookupView(Protocol[ShownCandidate]):
         """The lookup for `key` failed: degrade quietly (a status line), never crash."""
         ...
 
-    def show_conversations(self, key: LookupKey, found: Any) -> None:
+    def show_conversations(self, key: LookupKey, found: ConversationSearchResult | None) -> None:
         """The second group's answer for `key` (only with a `conversations` lookup; always after
         `show_results` or `show_failure` for the same key)."""
         ...
@@ -302,7 +305,7 @@ class MentionLookupController(Generic[Candidate]):
         await self._sleep(self._debounce)
         if not self._is_current(ticket):
             return
-        second: asyncio.Future[Any] | None = None
+        second: asyncio.Future[ConversationSearchResult | None] | None = None
         try:
             await self._titles(ticket)
             if self._conversations is not None and self._is_current(ticket):
@@ -337,7 +340,9 @@ class MentionLookupController(Generic[Candidate]):
             ticket.answered = True
             self._view.show_results(ticket.key, tuple(found))
 
-    async def _second_group(self, ticket: _Ticket, second: asyncio.Future[Any]) -> None:
+    async def _second_group(
+        self, ticket: _Ticket, second: asyncio.Future[ConversationSearchResult | None]
+    ) -> None:
         """Wait for the conversation answer (started after the titles) and show it if still current."""
         try:
             found = await second

@@ -279,16 +279,33 @@ def active_mention_token_in(document: ChipDocument, cursor: int) -> MentionToken
     return token
 
 
+@dataclass(frozen=True, slots=True)
+class MentionInsertion:
+    """How accepting a candidate edits the draft: display `start..end` becomes canonical `text`
+    (the mention, and a space unless whitespace already follows), then the cursor goes to `cursor`."""
+
+    start: int
+    end: int
+    text: str
+    cursor: int
+
+
+def mention_insertion(document: ChipDocument, token: MentionToken, mention: str) -> MentionInsertion:
+    """The edit that replaces `token` with the canonical `mention` as a chip followed by a space
+    (what `accept_mention` applies; the composer applies it as one undoable text-area edit)."""
+    follows_space = token.end < len(document.display) and document.display[token.end].isspace()
+    text = mention if follows_space else mention + " "
+    return MentionInsertion(token.start, token.end, text, token.start + len(parse_value(mention).display) + 1)
+
+
 def accept_mention(document: ChipDocument, token: MentionToken, mention: str) -> tuple[ChipDocument, int]:
     """Replace `token` with the canonical `mention` as a chip followed by a space.
 
     Returns the new document and the cursor position after the chip (after the
     space). No second space is added when whitespace already follows the token.
     """
-    follows_space = token.end < len(document.display) and document.display[token.end].isspace()
-    text = mention if follows_space else mention + " "
-    edited = insert_value_text(document, token.start, token.end, text)
-    return edited, token.start + len(parse_value(mention).display) + 1
+    insertion = mention_insertion(document, token, mention)
+    return insert_value_text(document, insertion.start, insertion.end, insertion.text), insertion.cursor
 
 
 def distinct_mentioned_sessions(value: str) -> list[str]:

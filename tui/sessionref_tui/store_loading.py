@@ -7,11 +7,9 @@ with `done/total` while a large directory is indexed for the first time.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from sessionref.service.abort import AbortSignal
 from sessionref.service.protocols import Progress
 
 if TYPE_CHECKING:
@@ -98,46 +96,3 @@ class StoreLoading(Vertical):
         self.query_one("#store-loading-status", Label).update(self.status)
         self.query_one("#store-loading-count", Label).update(f"{done:,} of {total:,}")
         self.query_one("#store-loading-bar", ProgressBar).update(total=max(total, 1), progress=done)
-
-
-class MentionSourceLike(Protocol):
-    """The composer's view of a mention source (with the conversation search of the second group)."""
-
-    async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]: ...
-
-    async def preview(self, session_id: str, signal: AbortSignal) -> Any: ...
-
-    async def conversations(self, query: str, signal: AbortSignal) -> Any: ...
-
-    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> Any: ...
-
-
-class WhenReady:
-    """A mention source that waits until the workspace is open, then asks `source`.
-
-    An `@` typed while the store is still opening shows the picker's loading state instead of failing.
-    """
-
-    def __init__(self, source: MentionSourceLike, ready: asyncio.Event) -> None:
-        self._source = source
-        self._ready = ready
-
-    async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
-        """The candidates of `source`, once the workspace is open."""
-        await self._ready.wait()
-        return await self._source.candidates(query, signal)
-
-    async def preview(self, session_id: str, signal: AbortSignal) -> Any:
-        """The preview of `source`, once the workspace is open."""
-        await self._ready.wait()
-        return await self._source.preview(session_id, signal)
-
-    async def conversations(self, query: str, signal: AbortSignal) -> Any:
-        """The conversation matches of `source`, once the workspace is open."""
-        await self._ready.wait()
-        return await self._source.conversations(query, signal)
-
-    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> Any:
-        """The context of a conversation match from `source`, once the workspace is open."""
-        await self._ready.wait()
-        return await self._source.context(session_id, seq, signal)

@@ -61,7 +61,7 @@ class CandidateLimits:
     two screens of the palette, enough to scroll while typing narrows them."""
 
     said: int = 20
-    """The "said in conversation" group of both `@` menus (`Workspace.search_conversations`): the
+    """The "said in conversation" group of both `@` menus (`MentionSource.conversations`): the
     search ranks up to 1,000 matching messages per keystroke but builds a snippet for each session
     it returns, so it returns a first screen, not a ranking of every match; 20 sessions are five
     screens of the app's group (4 rows) and more than the line mode's menu shows at once."""

@@ -38,6 +38,8 @@ from sessionref.agent import Agent, AgentError, DeliveryTicket, deliver_with_ref
 from sessionref.agent.errors import AGENT_EMPTY_MESSAGE
 from sessionref.contract.options import Placement
 from sessionref.host.internal_errors import StoreInternalErrorLog
+from sessionref.host.mention_source import MentionSource, MentionTarget
+from sessionref.host.ports import ChatModel, WorkspaceStore
 from sessionref.host.settings import Settings
 from sessionref.host.ui_policy import (
     CandidateLimits,
@@ -51,7 +53,6 @@ from sessionref.host.ui_policy import (
 )
 from sessionref.service.abort import AbortSignal
 from sessionref.service.candidates import Candidate
-from sessionref.service.conversations import ConversationSearchResult
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
 from sessionref.store.spill_files import DirectorySpillStore
 from sessionref.textsearch.store_index import StoreConversationIndex
@@ -97,15 +98,15 @@ class Workspace:
     ``settings`` supplies the snapshot placement and the reference configuration; without it
     the defaults apply (placement ``before``, automatic budget from the model's context window).
     ``error_log`` keeps the traceback of an unexpected error a UI shows (in the store); pass it to
-    ``describe_error``. ``conversations`` is the store's conversation index (what
-    `search_conversations` asks); a UI calls `start_conversation_search` once its sessions are on
+    ``describe_error``. ``conversations`` is the store's conversation index (what a
+    `mention_source` searches); a UI calls `start_conversation_search` once its sessions are on
     screen, and `close` closes it.
     """
 
     def __init__(
         self,
-        store: Any,
-        model: Any,
+        store: WorkspaceStore,
+        model: ChatModel,
         *,
         cwd: str | None,
         settings: Settings | None = None,
@@ -126,7 +127,7 @@ class Workspace:
             conversations=conversations,
         )
         self.conversations = conversations
-        """The conversation index behind `search_conversations` (None: that search is unavailable)."""
+        """The conversation index behind the conversation search (None: that search is `off`)."""
         self.error_log = StoreInternalErrorLog(Path(store.root))
         self._agents: dict[str, Agent] = {}
         self._in_flight: dict[str, list[_InFlight]] = {}
@@ -135,7 +136,7 @@ class Workspace:
         self._collecting: dict[str, list[ReturnedDraft]] | None = None
 
     def _context_window(self) -> int | None:
-        return getattr(self.model, "context_window", None)
+        return self.model.context_window
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -176,23 +177,17 @@ class Workspace:
         `limits`; None: the configured ``candidateLimit``). ``target`` itself is never listed; None
         sees from this workspace's cwd and leaves nothing out.
         """
-        vantage = Vantage("", self.cwd) if target is None else target
-        return await self.references.list_candidates(vantage, query, limit, signal=signal)
+        return await self.references.list_candidates(self.vantage(target), query, limit, signal=signal)
 
-    async def search_conversations(
-        self,
-        target: Agent | DraftSession | None,
-        text: str,
-        limit: int | None = None,
-        *,
-        signal: AbortSignal | None = None,
-    ) -> ConversationSearchResult:
-        """Sessions whose conversation matches ``text`` as seen from ``target`` (the reference
-        service's ``search_conversations``: relevance, then ``target``'s folder, then recency), at
-        most ``limit`` (default `CandidateLimits.said`); ``target`` itself never."""
-        vantage = Vantage("", self.cwd) if target is None else target
-        chosen = self.limits.said if limit is None else limit
-        return await self.references.search_conversations(vantage, text, chosen, signal=signal)
+    def vantage(self, target: Agent | DraftSession | None) -> Agent | DraftSession | Vantage:
+        """Where a lookup is seen from: ``target``, else this workspace's cwd leaving nothing out."""
+        return Vantage("", self.cwd) if target is None else target
+
+    def mention_source(self, target: MentionTarget) -> MentionSource:
+        """The ``@`` lookups seen from ``target()`` (the session a UI shows now): candidates,
+        conversation matches (relevance, then its folder, then recency; ``target`` itself never),
+        previews and a match's context."""
+        return MentionSource(lambda: self, target)
 
     def start_conversation_search(self) -> None:
         """Build (or catch up) the conversation index in the background; returns at once.

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from sessionref.contract.events import SurfaceSnapshot
 from sessionref.contract.projection import project_conversation_columns
-
-Role = Literal["user", "assistant"]
+from sessionref.service.protocols import Role
 
 
 @dataclass(frozen=True, slots=True)

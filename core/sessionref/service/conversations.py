@@ -1,11 +1,12 @@
 """Conversation search: find a session by what was said in it (issue 10), over a `ConversationQuery`.
 
 `find_conversations` is `SessionReferences.search_conversations`: it runs the backend's search in a
-worker thread (never on the event loop), races it against the caller's `AbortSignal` (an abort
+worker thread (never on the event loop) and races it against the caller's `AbortSignal` (an abort
 gives `SESSION_REFERENCE_CANCELLED` at once and interrupts the backend's running query through its
-`cancel` event), labels every match from the title index (never a log) and leaves out the
-searching session. `read_message_context` is what a preview shows of a match: the matched message
-with its neighbours, from the session's current projection, bounded.
+`cancel` event). The backend answers labelled matches without the searching session (the request
+and the result types are in `protocols`, re-exported here). `read_message_context` is what a
+preview shows of a match: the matched message with its neighbours, from the session's current
+projection, bounded.
 """
 
 from __future__ import annotations
@@ -14,26 +15,29 @@ import asyncio
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final
 
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
 from sessionref.contract.projection import project_conversation_columns
-from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref.service.abort import AbortSignal
 from sessionref.service.cancellation import race, raise_if_aborted
-from sessionref.service.candidates import label_from_title, read_titles
 from sessionref.service.protocols import (
-    ConversationHits,
+    NOT_CONFIGURED,
+    ConversationMatch,
     ConversationQuery,
-    ConversationStatus,
+    ConversationRequest,
+    ConversationSearchResult,
+    Role,
     SessionQuery,
     SurfaceSnapshot,
+    describe_search_status,
 )
 
 __all__ = [
     "CONTEXT_TEXT_CHARS",
     "ContextMessage",
     "ConversationMatch",
+    "ConversationRequest",
     "ConversationSearchResult",
     "MessageContext",
     "describe_search_status",
@@ -41,101 +45,9 @@ __all__ = [
     "read_message_context",
 ]
 
-NOT_CONFIGURED: Final = "conversation search is not set up here"
-"""Why a service built without a `ConversationQuery` finds nothing (status `off`)."""
-
 CONTEXT_TEXT_CHARS: Final = 2_000
 """Characters of each message a `MessageContext` keeps (from its start): a preview shows a line of
 each, and a 1 MB message must not travel to the UI whole."""
-
-Role = Literal["user", "assistant"]
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationMatch:
-    """A session found by what was said in it: its best matching message.
-
-    `label` is the session's discovery label (its title, else its id), `snippet` one line of the
-    matched message (raw data: display it inertly) with the matched words at `spans`
-    (`[start, end)` offsets into `snippet`). `same_workspace` is true when the session shares the
-    searching agent's cwd; `time` is the message's time, `last_activity` the session's (epoch ms).
-    """
-
-    session_id: str
-    label: str
-    seq: int
-    role: Role
-    checkpoint: bool
-    time: int
-    snippet: str
-    spans: tuple[tuple[int, int], ...]
-    same_workspace: bool
-    last_activity: int
-
-    @property
-    def mention(self) -> str:
-        """The canonical mention token `@[label](dsh-session:...)` of the matched session."""
-        return format_session_reference_mention(SessionReference(self.session_id, self.label))
-
-    def to_json(self) -> dict[str, Any]:
-        """`{sessionId, label, role, seq, checkpoint, time, lastActivity, sameWorkspace, snippet, mention}`
-        with `snippet` as `{text, spans}` (spans as `[start, end]` pairs)."""
-        return {
-            "sessionId": self.session_id,
-            "label": self.label,
-            "role": self.role,
-            "seq": self.seq,
-            "checkpoint": self.checkpoint,
-            "time": self.time,
-            "lastActivity": self.last_activity,
-            "sameWorkspace": self.same_workspace,
-            "snippet": {"text": self.snippet, "spans": [list(span) for span in self.spans]},
-            "mention": self.mention,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationSearchResult:
-    """What `search_conversations` found, and why it found nothing when it could not search.
-
-    `status` is the backend's (`ConversationStatus`); `pending` a 1-2 character word still being
-    typed (not searched yet); `complete` False when more messages matched than were examined.
-    `progress` (`(indexed, total)` sessions) while `indexing`; `message` why it is `unavailable`.
-    `note` says all of it in words for a UI.
-    """
-
-    matches: tuple[ConversationMatch, ...] = ()
-    status: ConversationStatus = "ok"
-    pending: str = ""
-    complete: bool = True
-    progress: tuple[int, int] | None = None
-    message: str | None = None
-
-    @property
-    def note(self) -> str | None:
-        """Why there are no matches, in a few words (None when the search ran): `describe_search_status`."""
-        return describe_search_status(self.status, self.progress, self.message)
-
-
-def describe_search_status(
-    status: ConversationStatus, progress: tuple[int, int] | None = None, message: str | None = None
-) -> str | None:
-    """The words a UI shows for a search that did not run: "type 3 letters…", "indexing 40%…", or why
-    it is unavailable. None for `ok` (the matches speak for themselves)."""
-    if status == "too_short":
-        return "type 3 letters to search what was said"
-    if status == "empty":
-        return "type to search what was said"
-    if status == "indexing":
-        if progress is not None and progress[1] > 0:
-            percent = min(99, progress[0] * 100 // progress[1])
-            return f"indexing what was said {percent}%…"
-        return "indexing what was said…"
-    if status == "unavailable":
-        return f"search of what was said is unavailable: {message or 'no index'}"
-    if status == "off":
-        return message or NOT_CONFIGURED
-    return None
 
 
 def checked_search_text(text: object) -> str:
@@ -146,18 +58,10 @@ def checked_search_text(text: object) -> str:
 
 
 async def find_conversations(
-    backend: ConversationQuery | None,
-    query: SessionQuery,
-    *,
-    agent_id: str,
-    agent_cwd: str | None,
-    text: str,
-    limit: int,
-    signal: AbortSignal | None = None,
+    backend: ConversationQuery | None, request: ConversationRequest, signal: AbortSignal | None = None
 ) -> ConversationSearchResult:
-    """Up to `limit` sessions other than `agent_id` whose conversation matches `text`, best first.
+    """The backend's answer to `request`, asked in a worker thread and raced against `signal`.
 
-    The backend searches in a worker thread; labels come from `query.read_titles` (the index).
     Without a backend the result is `off`. Backend errors propagate unchanged; an aborted
     `signal` gives `SESSION_REFERENCE_CANCELLED` and sets the backend's `cancel` event.
     """
@@ -167,41 +71,12 @@ async def find_conversations(
     cancel = threading.Event()
     finished = False
     try:
-        found: ConversationHits = await race(
-            asyncio.to_thread(
-                backend.search_conversations,
-                text,
-                limit=limit,
-                exclude_session_id=agent_id or None,
-                cwd=agent_cwd,
-                cancel=cancel,
-            ),
-            signal,
-        )
-        hits = [hit for hit in found.hits if hit.session_id != agent_id]
-        titles = await read_titles(query, [hit.session_id for hit in hits], signal)
+        found = await race(asyncio.to_thread(backend.search_conversations, request, cancel=cancel), signal)
         finished = True
     finally:
         if not finished:
             cancel.set()  # aborted, cancelled or failed: the backend stops its query
-    matches = tuple(
-        ConversationMatch(
-            hit.session_id,
-            label_from_title(hit.session_id, titles.get(hit.session_id)),
-            hit.seq,
-            hit.role,
-            hit.checkpoint,
-            hit.time,
-            hit.snippet,
-            hit.spans,
-            hit.same_folder,
-            hit.last_activity,
-        )
-        for hit in hits[:limit]
-    )
-    return ConversationSearchResult(
-        matches, found.status, found.pending, found.complete, found.progress, found.message
-    )
+    return found
 
 
 # -- a match in context ----------------------------------------------------------------------

@@ -12,20 +12,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from sessionref.contract.events import SurfaceSnapshot
+from sessionref.contract.uri import SessionReference, format_session_reference_mention
 
 __all__ = [
+    "NOT_CONFIGURED",
     "CandidateSearch",
-    "ConversationHit",
-    "ConversationHits",
+    "ConversationMatch",
     "ConversationQuery",
+    "ConversationRequest",
+    "ConversationSearchResult",
     "ConversationStatus",
     "Progress",
     "SessionQuery",
     "SessionRecord",
     "SurfaceSnapshot",
+    "describe_search_status",
 ]
 
 Progress = Callable[[int, int], None]
@@ -97,43 +101,116 @@ search yet), `unavailable` (this backend cannot search: no index, no full-text s
 (the service has no conversation backend at all: a UI shows no such group)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ConversationHit:
-    """One session found by what was said in it, as a backend reports it: its best matching message.
+NOT_CONFIGURED: Final = "conversation search is not set up here"
+"""Why a service built without a `ConversationQuery` finds nothing (status `off`)."""
 
-    `snippet` is one line of that message's original text (raw data: display it inertly) and
-    `spans` the `[start, end)` offsets of the matched words inside it. `time` is the message's
-    time and `last_activity` the session's (epoch ms); `same_folder` says its cwd is the cwd the
-    search ranked from.
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRequest:
+    """One search of what was said, as it travels from the service through the backend to the engine.
+
+    `text` is what was typed; at most `limit` sessions; never the session `exclude_session_id`
+    (the searching one: left out once, by the engine); ranked from the folder `cwd`.
+    """
+
+    text: str
+    limit: int = 20
+    exclude_session_id: str | None = None
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationMatch:
+    """A session found by what was said in it: its best matching message, labelled.
+
+    The one hit type from the engine to the widget. `label` is the session's discovery label (its
+    title, else its id), `snippet` one line of the matched message (raw data: display it inertly)
+    with the matched words at `spans` (`[start, end)` offsets into `snippet`). `same_workspace` is
+    true when the session's cwd is the cwd the search ranked from; `time` is the message's time,
+    `last_activity` the session's (epoch ms); `score` its relevance (bm25, higher is better; 0.0
+    when the search was not ranked).
     """
 
     session_id: str
+    label: str
     seq: int
-    role: Literal["user", "assistant"]
+    role: Role
     checkpoint: bool
     time: int
     snippet: str
     spans: tuple[tuple[int, int], ...]
-    same_folder: bool
+    same_workspace: bool
     last_activity: int
+    score: float = 0.0
+
+    @property
+    def mention(self) -> str:
+        """The canonical mention token `@[label](dsh-session:...)` of the matched session."""
+        return format_session_reference_mention(SessionReference(self.session_id, self.label))
+
+    def to_json(self) -> dict[str, Any]:
+        """`{sessionId, label, role, seq, checkpoint, time, lastActivity, sameWorkspace, snippet, mention}`
+        with `snippet` as `{text, spans}` (spans as `[start, end]` pairs)."""
+        return {
+            "sessionId": self.session_id,
+            "label": self.label,
+            "role": self.role,
+            "seq": self.seq,
+            "checkpoint": self.checkpoint,
+            "time": self.time,
+            "lastActivity": self.last_activity,
+            "sameWorkspace": self.same_workspace,
+            "snippet": {"text": self.snippet, "spans": [list(span) for span in self.spans]},
+            "mention": self.mention,
+        }
 
 
 @dataclass(frozen=True, slots=True)
-class ConversationHits:
-    """A backend's answer to one conversation search.
+class ConversationSearchResult:
+    """The answer to one conversation search, from the engine to the widget.
 
-    `pending` is a 1-2 character word still being typed that does not filter yet; `complete` is
-    False when more messages matched than were examined. While `indexing`, `progress` is
-    `(sessions indexed, sessions to index)` when known; `message` says why a search is
-    `unavailable`.
+    `status` says how it went (`ConversationStatus`); `pending` is a 1-2 character word still
+    being typed (not searched yet); `complete` False when more messages matched than were
+    examined; `ranked` False when relevance was not computed (every word very common: matches are
+    ordered by folder and recency only). `progress` (`(indexed, total)` sessions) while
+    `indexing`; `message` why it is `unavailable`. `note` says all of it in words for a UI.
     """
 
-    hits: tuple[ConversationHit, ...] = ()
+    matches: tuple[ConversationMatch, ...] = ()
     status: ConversationStatus = "ok"
     pending: str = ""
     complete: bool = True
     progress: tuple[int, int] | None = None
     message: str | None = None
+    ranked: bool = True
+
+    @property
+    def note(self) -> str | None:
+        """Why there are no matches, in a few words (None when the search ran): `describe_search_status`."""
+        return describe_search_status(self.status, self.progress, self.message)
+
+
+def describe_search_status(
+    status: ConversationStatus, progress: tuple[int, int] | None = None, message: str | None = None
+) -> str | None:
+    """The words a UI shows for a search that did not run: "type 3 letters…", "indexing 40%…", or why
+    it is unavailable. None for `ok` (the matches speak for themselves)."""
+    if status == "too_short":
+        return "type 3 letters to search what was said"
+    if status == "empty":
+        return "type to search what was said"
+    if status == "indexing":
+        if progress is not None and progress[1] > 0:
+            percent = min(99, progress[0] * 100 // progress[1])
+            return f"indexing what was said {percent}%…"
+        return "indexing what was said…"
+    if status == "unavailable":
+        return f"search of what was said is unavailable: {message or 'no index'}"
+    if status == "off":
+        return message or NOT_CONFIGURED
+    return None
 
 
 @runtime_checkable
@@ -146,18 +223,12 @@ class ConversationQuery(Protocol):
     """
 
     def search_conversations(
-        self,
-        text: str,
-        *,
-        limit: int,
-        exclude_session_id: str | None,
-        cwd: str | None,
-        cancel: threading.Event,
-    ) -> ConversationHits:
-        """Up to `limit` sessions whose conversation matches `text`, one hit each, best first.
+        self, request: ConversationRequest, *, cancel: threading.Event
+    ) -> ConversationSearchResult:
+        """Up to `request.limit` labelled sessions whose conversation matches `request.text`, best first.
 
-        Ranked by relevance, then same folder as `cwd`, then recent activity; never the session
-        `exclude_session_id`. Once `cancel` is set the search should stop soon (a running query
-        is interrupted) and may raise; the service has then already given up on it.
+        Ranked by relevance, then same folder as `request.cwd`, then recent activity; never the
+        session `request.exclude_session_id`. Once `cancel` is set the search should stop soon (a
+        running query is interrupted) and may raise; the service has then already given up on it.
         """
         ...

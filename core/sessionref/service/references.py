@@ -39,6 +39,7 @@ from sessionref.service.candidates import Candidate, checked_candidate_limit, fi
 from sessionref.service.captured import CapturedReference, label_of, omission_notices
 from sessionref.service.config import SessionReferenceConfig
 from sessionref.service.conversations import (
+    ConversationRequest,
     ConversationSearchResult,
     MessageContext,
     checked_search_text,
@@ -168,16 +169,13 @@ class SessionReferences:
         gives `SESSION_REFERENCE_CANCELLED` and interrupts the running query). Without a text
         index (not built yet, no full-text support) the result has no matches and says why (`note`).
         """
-        checked = checked_candidate_limit(limit)
-        return await find_conversations(
-            self.conversations,
-            self.query,
-            agent_id=agent.id,
-            agent_cwd=getattr(agent, "cwd", None),
-            text=checked_search_text(text),
-            limit=checked,
-            signal=signal,
+        request = ConversationRequest(
+            checked_search_text(text),
+            checked_candidate_limit(limit),
+            exclude_session_id=agent.id or None,
+            cwd=getattr(agent, "cwd", None),
         )
+        return await find_conversations(self.conversations, request, signal)
 
     async def message_context(
         self, session_id: str, seq: int, *, around: int = 1, signal: AbortSignal | None = None

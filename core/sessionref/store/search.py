@@ -11,6 +11,10 @@ at query time; a session whose activity moved it (an append) is removed from its
 and added again with its new record. The structure is rebuilt once the overlay grows. A needle
 whose full match list is known (an earlier scan ran to the end) narrows typed extensions of it
 without a scan.
+
+What matches and in which order is defined once, by the service (`matches_needle`,
+`workspace_rank`, the `list_sessions` order); the haystack scans are a fast path held to that
+definition by property tests (tests/core/store/test_candidate_matcher_properties.py).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from sessionref.service.candidates import matches_needle, workspace_rank
 from sessionref.service.protocols import SessionRecord
 
 SEPARATOR = "\x00"
@@ -34,21 +39,10 @@ def sort_key(record: SessionRecord) -> tuple[int, str]:
     return (-record.last_activity, record.id)
 
 
-def rank_of(cwd: str | None, target_cwd: str | None) -> int:
-    """0 for the target's own cwd, 1 for no cwd, 2 for any other cwd."""
-    if cwd is None:
-        return 1
-    return 0 if cwd == target_cwd else 2
-
-
 def entry_matches(entry: Entry, needle: str) -> bool:
-    """The generic filter: `needle` in the lower-cased id, cwd or label."""
+    """The one definition of a match, the service's `matches_needle`, for an entry."""
     record, label = entry
-    return (
-        needle in record.id.lower()
-        or needle in label.lower()
-        or (record.cwd is not None and needle in record.cwd.lower())
-    )
+    return matches_needle(needle, record.id, record.cwd, label)
 
 
 @dataclass(slots=True)
@@ -297,7 +291,7 @@ class CandidateIndex:
         added_by_rank: list[list[Entry]] = [[], [], []]
         for entry in self._added.values():
             if not needle or entry_matches(entry, needle):
-                added_by_rank[rank_of(entry[0].cwd, target_cwd)].append(entry)
+                added_by_rank[workspace_rank(entry[0].cwd, target_cwd)].append(entry)
         removed, ids = self._removed, self._id_column
         for rank, positions in enumerate(self._base_by_rank(target_cwd, needle)):
             base = (self._entry(p) for p in positions if not removed or ids[p] not in removed)
@@ -310,7 +304,7 @@ class CandidateIndex:
         entries.extend(self._added.values())
         entries.sort(key=lambda entry: sort_key(entry[0]))
         matching = [entry for entry in entries if entry_matches(entry, needle)]
-        return iter(sorted(matching, key=lambda entry: rank_of(entry[0].cwd, target_cwd)))
+        return iter(sorted(matching, key=lambda entry: workspace_rank(entry[0].cwd, target_cwd)))
 
     def _narrowed(self, target_cwd: str | None, needle: str) -> list[Entry] | None:
         for (cwd, known), entries in reversed(self._complete.items()):

@@ -69,24 +69,6 @@ class SessionReads:
         state: LogState | ForeignEntry = entry if entry is not None else self._store.log_state(session_id)
         return SessionRecord(session_id, state.created_at, state.cwd, state.updated_at)
 
-    def records(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
-        """`record` of each id still listed, under one hold of the lock (unlisted ids are left out).
-
-        For ranking a keystroke's conversation matches: up to a thousand sessions at a time.
-        """
-        found: dict[str, SessionRecord] = {}
-        with self._store.lock:
-            self._store.check_open()
-            for session_id in session_ids:
-                state: LogState | ForeignEntry | None = self._store.foreign.entry(session_id)
-                if state is None:
-                    state = self._store.catalog.by_id.get(session_id)
-                if state is not None:
-                    found[session_id] = SessionRecord(
-                        session_id, state.created_at, state.cwd, state.updated_at
-                    )
-        return found
-
     def title(self, session_id: str) -> str | None:
         """The current title (latest `session/title`, else the fallback title) from the index."""
         entry = self._store.foreign_entry(session_id)
@@ -164,3 +146,19 @@ class SessionReads:
                 exclude_id=exclude_id, target_cwd=target_cwd, needle=needle, limit=limit
             )
         )
+
+    def records_with_titles(self, session_ids: Iterable[str]) -> dict[str, tuple[SessionRecord, str | None]]:
+        """`record` and title of each id still listed, under one hold of the lock (unlisted ids are
+        left out): what ranks and labels a keystroke's conversation matches (up to a thousand
+        sessions at a time), in one call."""
+        found: dict[str, tuple[SessionRecord, str | None]] = {}
+        with self._store.lock:
+            self._store.check_open()
+            for session_id in session_ids:
+                state: LogState | ForeignEntry | None = self._store.foreign.entry(session_id)
+                if state is None:
+                    state = self._store.catalog.by_id.get(session_id)
+                if state is not None:
+                    record = SessionRecord(session_id, state.created_at, state.cwd, state.updated_at)
+                    found[session_id] = (record, state.label_title)
+        return found

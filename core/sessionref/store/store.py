@@ -197,9 +197,9 @@ class SessionStore:
         """Discovery metadata of one session (see `SessionReads.record`)."""
         return self._reads.record(session_id)
 
-    def records(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
-        """`record` of each id still listed, under one hold of the lock (see `SessionReads.records`)."""
-        return self._reads.records(session_ids)
+    def records_with_titles(self, session_ids: Iterable[str]) -> dict[str, tuple[SessionRecord, str | None]]:
+        """`record` and title of each listed id, in one call (see `SessionReads.records_with_titles`)."""
+        return self._reads.records_with_titles(session_ids)
 
     def title(self, session_id: str) -> str | None:
         """The current title from the index (see `SessionReads.title`)."""

@@ -7,6 +7,7 @@ protocol. Feed it with `SessionRows` built by `conversation_rows(surface)` (or r
 """
 
 from sessionref.service.conversation_rows import ConversationRow, SessionConversation, conversation_rows
+from sessionref.service.protocols import ConversationMatch, ConversationRequest, ConversationSearchResult
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
     TEXT_SEARCH_CLOSED,
@@ -16,8 +17,6 @@ from sessionref.textsearch.errors import (
 )
 from sessionref.textsearch.index import TextIndex
 from sessionref.textsearch.protocol import (
-    ConversationMatch,
-    ConversationResults,
     ConversationSearch,
     FactsProvider,
     IndexedSession,
@@ -39,9 +38,10 @@ __all__ = [
     "TEXT_SEARCH_INVALID_ARGUMENT",
     "TEXT_SEARCH_UNAVAILABLE",
     "ConversationMatch",
-    "ConversationResults",
+    "ConversationRequest",
     "ConversationRow",
     "ConversationSearch",
+    "ConversationSearchResult",
     "FactsProvider",
     "IndexedSession",
     "QueryPlan",

@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from sessionref.service.conversation_rows import ConversationRow
+from sessionref.service.protocols import ConversationRequest, ConversationSearchResult
 from sessionref.store.cache_file import SlowStatements
 from sessionref.textsearch.errors import (
     TEXT_SEARCH_CANCELLED,
@@ -29,7 +30,6 @@ from sessionref.textsearch.errors import (
 from sessionref.textsearch.index_file import IndexFile
 from sessionref.textsearch.index_updates import BATCH_ROWS, IndexUpdater
 from sessionref.textsearch.protocol import (
-    ConversationResults,
     FactsProvider,
     IndexedSession,
     Progress,
@@ -92,61 +92,46 @@ class TextIndex:
 
     def search(
         self,
-        text: str,
+        request: ConversationRequest,
         *,
         facts: FactsProvider,
-        limit: int = 20,
-        exclude_session_id: str | None = None,
-        cwd: str | None = None,
         cancel: SearchCancellation | None = None,
-    ) -> ConversationResults:
-        """Sessions whose conversation matches `text`; see `ConversationSearch.search`.
+    ) -> ConversationSearchResult:
+        """Sessions whose conversation matches `request.text`; see `ConversationSearch.search`.
 
         `cancel.cancel()` from another thread stops the statement in flight: a progress handler
         polls it every `PROGRESS_OPS` SQLite steps.
         """
+        text = request.text
         return self.search_plan(
-            parse_query(text if isinstance(text, str) else ""),
-            facts=facts,
-            limit=limit,
-            exclude_session_id=exclude_session_id,
-            cwd=cwd,
-            cancel=cancel,
+            parse_query(text if isinstance(text, str) else ""), request, facts=facts, cancel=cancel
         )
 
     def search_plan(
         self,
         plan: QueryPlan,
+        request: ConversationRequest,
         *,
         facts: FactsProvider,
-        limit: int = 20,
-        exclude_session_id: str | None = None,
-        cwd: str | None = None,
         cancel: SearchCancellation | None = None,
-    ) -> ConversationResults:
-        """`search` for a query already parsed by `parse_query`, so that a caller that looks at
-        the plan first (is it worth asking the index?) parses each keystroke once."""
+    ) -> ConversationSearchResult:
+        """`search` for `request` with its text already parsed by `parse_query` (`plan`), so that a
+        caller that looks at the plan first (is it worth asking the index?) parses each keystroke once."""
+        limit = request.limit
         if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
             raise TextSearchError(
                 TEXT_SEARCH_INVALID_ARGUMENT, f"the search limit must be an integer from 1 to {MAX_LIMIT}"
             )
         if plan.status != "ok":
-            return ConversationResults(status=plan.status, pending=plan.pending)
+            return ConversationSearchResult(status=plan.status, pending=plan.pending)
         switch = cancel if cancel is not None else SearchCancellation()
 
-        def work(connection: sqlite3.Connection) -> ConversationResults:
+        def work(connection: sqlite3.Connection) -> ConversationSearchResult:
             connection.set_progress_handler(lambda: 1 if switch.cancelled else 0, PROGRESS_OPS)
             try:
                 switch.raise_if_cancelled()
                 connection.execute("BEGIN")
-                return self.file.searcher.search(
-                    plan,
-                    facts=facts,
-                    limit=limit,
-                    exclude_session_id=exclude_session_id,
-                    cwd=cwd,
-                    cancel=switch,
-                )
+                return self.file.searcher.search(plan, request, facts=facts, cancel=switch)
             except sqlite3.OperationalError as error:
                 if error.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT or switch.cancelled:
                     raise TextSearchError(

@@ -1,5 +1,8 @@
 """The conversation search seen from outside: a Protocol, its inputs and its results.
 
+The request and the match types are the reference service's (`sessionref.service.protocols`):
+one `ConversationRequest` and one `ConversationMatch` from the engine to the widget.
+
 `ConversationSearch` is what the service, the `@` picker, the line mode and the CLI need; the
 SQLite FTS5 engine (`TextIndex`) implements it and a server backend (PostgreSQL full-text search)
 could implement the same later. Everything here is plain data: results carry raw text and match
@@ -13,62 +16,25 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
 
-from sessionref.service.conversation_rows import ConversationRow, Role
+from sessionref.service.conversation_rows import ConversationRow
+from sessionref.service.protocols import ConversationRequest, ConversationSearchResult
 from sessionref.textsearch.errors import TEXT_SEARCH_CANCELLED, TextSearchError
-from sessionref.textsearch.query import PlanStatus
-from sessionref.textsearch.snippet import Snippet
 
 
 class SessionFacts(NamedTuple):
-    """What ranking needs to know about a session from the discovery index."""
+    """What ranking and labelling need to know about a session from the discovery index."""
 
     cwd: str | None
     last_activity: int  # epoch ms
+    title: str | None = None  # None or empty: the id is the label
 
 
-# Given session ids, their facts; ids it does not know (deleted, unreadable) are left out and
-# their matches are dropped. The lead answers it from the discovery catalogue.
+# Given session ids, their facts (one call: the store answers records and titles together); ids
+# it does not know (deleted, unreadable) are left out and their matches are dropped.
 FactsProvider = Callable[[Sequence[str]], Mapping[str, SessionFacts]]
 # `progress(done, total)` during `update`; `total` is None when the caller did not say. Raising
 # from it stops the update: what was committed stays, the current batch is rolled back.
 Progress = Callable[[int, int | None], None]
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationMatch:
-    """A session found by what was said in it: its best matching message and where that is.
-
-    `score` is the message's relevance (bm25, higher is better; 0.0 when the search was not
-    ranked). `snippet` is a one-line excerpt of the original text with the match spans.
-    """
-
-    session_id: str
-    seq: int
-    role: Role
-    checkpoint: bool
-    time: int
-    snippet: Snippet
-    score: float
-    same_folder: bool
-    last_activity: int
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationResults:
-    """The answer to one search.
-
-    `status` is `"ok"`, `"empty"` (no words) or `"too_short"` (nothing long enough typed yet).
-    `ranked` is False when relevance was not computed (every word is very common): matches are
-    then ordered by folder and recency only. `complete` is False when more messages matched
-    than were examined (the newest ones are). `pending` is a 1-2 character fragment being typed
-    that does not filter yet.
-    """
-
-    matches: tuple[ConversationMatch, ...] = ()
-    status: PlanStatus = "ok"
-    ranked: bool = True
-    complete: bool = True
-    pending: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,19 +121,18 @@ class ConversationSearch(Protocol):
 
     def search(
         self,
-        text: str,
+        request: ConversationRequest,
         *,
         facts: FactsProvider,
-        limit: int = 20,
-        exclude_session_id: str | None = None,
-        cwd: str | None = None,
         cancel: SearchCancellation | None = None,
-    ) -> ConversationResults:
-        """Sessions whose conversation matches `text`, one row each (its best message), best first.
+    ) -> ConversationSearchResult:
+        """Sessions whose conversation matches `request.text`, one labelled match each (its best
+        message), best first.
 
-        Ordered by relevance, then same folder as `cwd`, then recent activity; at most `limit`;
-        never the session `exclude_session_id`. Raises `TEXT_SEARCH_CANCELLED` when cancelled,
-        `TEXT_SEARCH_INVALID_ARGUMENT` for a limit that is not a positive integer.
+        Ordered by relevance, then same folder as `request.cwd`, then recent activity; at most
+        `request.limit`; never the session `request.exclude_session_id`. Raises
+        `TEXT_SEARCH_CANCELLED` when cancelled, `TEXT_SEARCH_INVALID_ARGUMENT` for a limit that is
+        not a positive integer.
         """
         ...
 

@@ -26,15 +26,16 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from sessionref.service.conversation_rows import Role
-from sessionref.textsearch.protocol import (
+from sessionref.service.candidates import label_from_title
+from sessionref.service.protocols import (
     ConversationMatch,
-    ConversationResults,
-    FactsProvider,
-    SearchCancellation,
+    ConversationRequest,
+    ConversationSearchResult,
+    Role,
 )
+from sessionref.textsearch.protocol import FactsProvider, SearchCancellation, SessionFacts
 from sessionref.textsearch.query import Phrase, QueryPlan, plan_narrows
 from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_sessions
 from sessionref.textsearch.schema import (
@@ -170,18 +171,18 @@ class Searcher:
     def search(
         self,
         plan: QueryPlan,
+        request: ConversationRequest,
         *,
         facts: FactsProvider,
-        limit: int,
-        exclude_session_id: str | None,
-        cwd: str | None,
         cancel: SearchCancellation,
-    ) -> ConversationResults:
-        """The results of `plan` (status "ok"); see the module docstring for the steps."""
+    ) -> ConversationSearchResult:
+        """The labelled results of `plan` (parsed from `request.text`; status "ok"); see the module
+        docstring for the steps."""
+        limit, exclude_session_id, cwd = request.limit, request.exclude_session_id, request.cwd
         meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
         next_id, rows = int(meta["next_id"]), int(meta["rows"])
         if rows == 0:
-            return ConversationResults(pending=plan.pending)
+            return ConversationSearchResult(pending=plan.pending)
         version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
         shards = self._shard_list(version)
         matches: dict[Phrase, float] = {}
@@ -196,7 +197,7 @@ class Searcher:
         }
         executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
         if self._known_empty(executed, version):
-            return ConversationResults(pending=plan.pending)
+            return ConversationSearchResult(pending=plan.pending)
         # Phrases of common words cost a position check per row of their rarest word: how many
         # shards that work allows decides both the reach of the search and whether to rank.
         per_shard = sum(work[p] for p in executed if len(p.tokens) > 1) / max(1, len(shards))
@@ -215,7 +216,7 @@ class Searcher:
         )
         if not candidates and complete:
             self._remember_empty(executed, version)
-            return ConversationResults(ranked=ranked, pending=plan.pending)
+            return ConversationSearchResult(ranked=ranked, pending=plan.pending)
         best = best_per_session(candidates)
         ids = self._ids(best)
         known = facts([ids[key] for key in best if key in ids])
@@ -226,8 +227,8 @@ class Searcher:
             ranked=ranked,
             limit=limit,
         )
-        found = self._matches(order, plan.phrases, cancel)
-        return ConversationResults(tuple(found), "ok", ranked, complete, plan.pending)
+        found = self._matches(order, known, plan.phrases, cancel)
+        return ConversationSearchResult(tuple(found), "ok", plan.pending, complete, ranked=ranked)
 
     @staticmethod
     def _worth_ranking(matches: Sequence[float], work: Sequence[float], shard_count: int, reach: int) -> bool:
@@ -276,7 +277,11 @@ class Searcher:
         return found, True
 
     def _matches(
-        self, order: Sequence[RankedSession], phrases: Sequence[Phrase], cancel: SearchCancellation
+        self,
+        order: Sequence[RankedSession],
+        known: Mapping[str, SessionFacts],
+        phrases: Sequence[Phrase],
+        cancel: SearchCancellation,
     ) -> list[ConversationMatch]:
         if not order:
             return []
@@ -298,17 +303,21 @@ class Searcher:
                 continue
             seq, kind, time, text = detail
             role: Role = "assistant" if kind == KIND_ASSISTANT else "user"
+            snippet = make_snippet(loaded_text(text), phrases, pattern=pattern)
+            title = known[session.session_id].title
             matches.append(
                 ConversationMatch(
                     session.session_id,
+                    label_from_title(session.session_id, title),
                     seq,
                     role,
                     kind == KIND_CHECKPOINT,
                     time,
-                    make_snippet(loaded_text(text), phrases, pattern=pattern),
-                    session.relevance,
+                    snippet.text,
+                    snippet.spans,
                     session.same_folder,
                     session.last_activity,
+                    session.relevance,
                 )
             )
         return matches

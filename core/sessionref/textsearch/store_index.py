@@ -23,13 +23,11 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from sessionref.service.protocols import (
-    ConversationHit,
-    ConversationHits,
-)
+from sessionref.service.protocols import ConversationRequest, ConversationSearchResult
 from sessionref.store.errors import StoreError
 from sessionref.store.fold import SURFACE_TYPES
 from sessionref.textsearch.catch_up import (
@@ -299,60 +297,40 @@ class StoreConversationIndex:
     # -- ConversationQuery -----------------------------------------------------------------------
 
     def _facts(self, session_ids: Sequence[str]) -> Mapping[str, SessionFacts]:
-        try:
-            records = self._store.records(session_ids)  # ids no longer listed (deleted) are left out
+        try:  # one call for records and titles; ids no longer listed (deleted) are left out
+            found = self._store.records_with_titles(session_ids)
         except StoreError:  # the store closed: nothing is a result
             return {}
-        return {session_id: SessionFacts(r.cwd, r.last_activity) for session_id, r in records.items()}
+        return {
+            session_id: SessionFacts(record.cwd, record.last_activity, title)
+            for session_id, (record, title) in found.items()
+        }
 
     def search_conversations(
-        self,
-        text: str,
-        *,
-        limit: int,
-        exclude_session_id: str | None,
-        cwd: str | None,
-        cancel: threading.Event,
-    ) -> ConversationHits:
-        """Sessions whose conversation matches `text`, best first (see `ConversationQuery`)."""
-        plan = parse_query(text)
+        self, request: ConversationRequest, *, cancel: threading.Event
+    ) -> ConversationSearchResult:
+        """Labelled sessions whose conversation matches `request.text`, best first (`ConversationQuery`)."""
+        plan = parse_query(request.text)
         if plan.status != "ok":
-            return ConversationHits(status=plan.status, pending=plan.pending)
+            return ConversationSearchResult(status=plan.status, pending=plan.pending)
         status = self.status
         index = self._index
         if status.phase in ("idle", "opening", "building"):  # idle: a UI starts it once its sessions show
-            return ConversationHits(status="indexing", progress=status.progress)
+            return ConversationSearchResult(status="indexing", progress=status.progress)
         if status.phase != "ready" or index is None:
-            return ConversationHits(status="unavailable", message=status.message or NOT_OPEN)
+            return ConversationSearchResult(status="unavailable", message=status.message or NOT_OPEN)
         try:
-            found = index.search_plan(
+            return index.search_plan(
                 plan,
+                replace(request, limit=min(request.limit, MAX_LIMIT)),
                 facts=self._facts,
-                limit=min(limit, MAX_LIMIT),
-                exclude_session_id=exclude_session_id,
-                cwd=cwd,
                 cancel=SearchCancellation(cancel),
             )
         except TextSearchError as error:
             if error.code == TEXT_SEARCH_UNAVAILABLE and self._was_reset(index):
                 self._set("building")
                 self._submit(self._catch_up_quietly)  # the file was damaged and reset: rebuild it
-                return ConversationHits(status="indexing")
+                return ConversationSearchResult(status="indexing")
             if error.code == TEXT_SEARCH_CLOSED:
-                return ConversationHits(status="unavailable", message=NOT_OPEN)
+                return ConversationSearchResult(status="unavailable", message=NOT_OPEN)
             raise
-        hits = tuple(
-            ConversationHit(
-                match.session_id,
-                match.seq,
-                match.role,
-                match.checkpoint,
-                match.time,
-                match.snippet.text,
-                match.snippet.spans,
-                match.same_folder,
-                match.last_activity,
-            )
-            for match in found.matches
-        )
-        return ConversationHits(hits, found.status, found.pending, found.complete)

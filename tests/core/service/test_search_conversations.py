@@ -1,4 +1,5 @@
-"""`SessionReferences.search_conversations` over a fake backend: labels, exclusion, order, cancellation,
+"""`SessionReferences.search_conversations` over a fake backend: the one request it sends (the
+searching session excluded there), the backend's labelled matches passed on in order, cancellation,
 the states without an index, and `message_context` for the preview."""
 
 from __future__ import annotations
@@ -13,13 +14,29 @@ from fakes import Agent, FakeSessions, SessionBuilder
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
 from sessionref.service.abort import AbortSignal
 from sessionref.service.conversations import CONTEXT_TEXT_CHARS, describe_search_status
-from sessionref.service.protocols import ConversationHit, ConversationHits, ConversationQuery
+from sessionref.service.protocols import (
+    ConversationMatch,
+    ConversationQuery,
+    ConversationRequest,
+    ConversationSearchResult,
+)
 from sessionref.service.references import SessionReferences
 
 
-def hit(session_id: str, seq: int = 3, *, same: bool = False, activity: int = 10) -> ConversationHit:
-    return ConversationHit(
-        session_id, seq, "user", False, 5, f"we found the flag in {session_id}", ((3, 8),), same, activity
+def hit(
+    session_id: str, seq: int = 3, *, label: str | None = None, same: bool = False, activity: int = 10
+) -> ConversationMatch:
+    return ConversationMatch(
+        session_id,
+        label or session_id,
+        seq,
+        "user",
+        False,
+        5,
+        f"we found the flag in {session_id}",
+        ((3, 8),),
+        same,
+        activity,
     )
 
 
@@ -27,21 +44,15 @@ def hit(session_id: str, seq: int = 3, *, same: bool = False, activity: int = 10
 class FakeConversations:
     """A `ConversationQuery` answering fixed hits; records its calls and the thread it ran in."""
 
-    answer: ConversationHits
-    calls: list[dict[str, Any]] = field(default_factory=list)
+    answer: ConversationSearchResult
+    calls: list[ConversationRequest] = field(default_factory=list)
     threads: list[int] = field(default_factory=list)
 
     def search_conversations(
-        self,
-        text: str,
-        *,
-        limit: int,
-        exclude_session_id: str | None,
-        cwd: str | None,
-        cancel: threading.Event,
-    ) -> ConversationHits:
+        self, request: ConversationRequest, *, cancel: threading.Event
+    ) -> ConversationSearchResult:
         self.threads.append(threading.get_ident())
-        self.calls.append({"text": text, "limit": limit, "exclude": exclude_session_id, "cwd": cwd})
+        self.calls.append(request)
         return self.answer
 
 
@@ -53,14 +64,8 @@ class BlockingConversations:
         self.stopped = threading.Event()
 
     def search_conversations(
-        self,
-        text: str,
-        *,
-        limit: int,
-        exclude_session_id: str | None,
-        cwd: str | None,
-        cancel: threading.Event,
-    ) -> ConversationHits:
+        self, request: ConversationRequest, *, cancel: threading.Event
+    ) -> ConversationSearchResult:
         self.entered.set()
         if not cancel.wait(timeout=30):
             raise AssertionError("the service never cancelled the search")
@@ -68,46 +73,33 @@ class BlockingConversations:
         raise RuntimeError("interrupted")
 
 
-def service(backend: Any, **titles: str) -> SessionReferences:
-    sessions = FakeSessions(titles=dict(titles))
-    return SessionReferences(sessions, conversations=backend)
+def service(backend: Any) -> SessionReferences:
+    return SessionReferences(FakeSessions(), conversations=backend)
 
 
 def test_the_fake_backends_satisfy_the_protocol() -> None:
-    assert isinstance(FakeConversations(ConversationHits()), ConversationQuery)
+    assert isinstance(FakeConversations(ConversationSearchResult()), ConversationQuery)
     assert isinstance(BlockingConversations(), ConversationQuery)
 
 
-async def test_matches_carry_the_discovery_label_else_the_id_in_the_backends_order() -> None:
-    backend = FakeConversations(ConversationHits((hit("b", same=True), hit("a"), hit("c", seq=9))))
-    references = service(backend, a="Retry budget", b="")
-    found = await references.search_conversations(Agent("me", "/work"), "flag", 20)
-    assert [(m.session_id, m.label, m.seq, m.same_workspace) for m in found.matches] == [
-        ("b", "b", 3, True),
-        ("a", "Retry budget", 3, False),
-        ("c", "c", 9, False),
-    ]
-    first = found.matches[1]
-    assert (first.role, first.snippet, first.spans) == ("user", "we found the flag in a", ((3, 8),))
-    assert first.mention.startswith("@[Retry budget](dsh-session:")
+async def test_one_request_goes_to_the_backend_and_its_labelled_matches_come_back_in_order() -> None:
+    matches = (hit("b", same=True), hit("a", label="Retry budget"), hit("c", seq=9))
+    backend = FakeConversations(ConversationSearchResult(matches))
+    found = await service(backend).search_conversations(Agent("me", "/work"), "flag", 20)
+    assert found.matches == matches
+    assert found.matches[1].mention.startswith("@[Retry budget](dsh-session:")
     assert found.status == "ok" and found.note is None
-    assert backend.calls == [{"text": "flag", "limit": 20, "exclude": "me", "cwd": "/work"}]
-
-
-async def test_the_searching_session_is_never_a_match_even_if_the_backend_returns_it() -> None:
-    backend = FakeConversations(ConversationHits((hit("me"), hit("other"))))
-    found = await service(backend).search_conversations(Agent("me"), "flag")
-    assert [match.session_id for match in found.matches] == ["other"]
+    assert backend.calls == [ConversationRequest("flag", 20, exclude_session_id="me", cwd="/work")]
 
 
 async def test_a_vantage_without_a_session_excludes_nothing() -> None:
-    backend = FakeConversations(ConversationHits((hit("x"),)))
+    backend = FakeConversations(ConversationSearchResult((hit("x"),)))
     await service(backend).search_conversations(Agent("", "/here"), "flag")
-    assert backend.calls[0]["exclude"] is None
+    assert backend.calls[0].exclude_session_id is None
 
 
 async def test_the_search_runs_in_a_worker_thread() -> None:
-    backend = FakeConversations(ConversationHits())
+    backend = FakeConversations(ConversationSearchResult())
     await service(backend).search_conversations(Agent("me"), "flag")
     assert backend.threads and backend.threads[0] != threading.get_ident()
 
@@ -135,7 +127,7 @@ async def test_task_cancellation_also_interrupts_the_backend() -> None:
 
 
 async def test_an_aborted_signal_never_calls_the_backend() -> None:
-    backend = FakeConversations(ConversationHits((hit("x"),)))
+    backend = FakeConversations(ConversationSearchResult((hit("x"),)))
     signal = AbortSignal()
     signal.abort("gone")
     with pytest.raises(SessionReferenceError):
@@ -146,13 +138,15 @@ async def test_an_aborted_signal_never_calls_the_backend() -> None:
 @pytest.mark.parametrize("limit", [0, -1, 1.5, "3", True])
 async def test_a_bad_limit_is_the_candidate_limit_error(limit: object) -> None:
     with pytest.raises(SessionReferenceError) as raised:
-        await service(FakeConversations(ConversationHits())).search_conversations(Agent("me"), "x", limit)
+        await service(FakeConversations(ConversationSearchResult())).search_conversations(
+            Agent("me"), "x", limit
+        )
     assert raised.value.code == ErrorCode.INVALID_REFERENCE
 
 
 async def test_text_must_be_a_string() -> None:
     with pytest.raises(SessionReferenceError) as raised:
-        await service(FakeConversations(ConversationHits())).search_conversations(Agent("me"), 3)  # type: ignore[arg-type]
+        await service(FakeConversations(ConversationSearchResult())).search_conversations(Agent("me"), 3)  # type: ignore[arg-type]
     assert raised.value.code == ErrorCode.INVALID_REFERENCE
 
 
@@ -163,7 +157,7 @@ async def test_without_a_backend_nothing_is_found_and_the_note_says_why() -> Non
 
 
 async def test_states_without_matches_are_passed_on_with_words_for_the_ui() -> None:
-    backend = FakeConversations(ConversationHits(status="indexing", progress=(40, 100)))
+    backend = FakeConversations(ConversationSearchResult(status="indexing", progress=(40, 100)))
     found = await service(backend).search_conversations(Agent("me"), "flag")
     assert (found.status, found.progress, found.note) == (
         "indexing",
@@ -183,8 +177,8 @@ def test_status_words() -> None:
 
 
 def test_a_match_as_json() -> None:
-    backend = FakeConversations(ConversationHits((hit("a"),)))
-    found = asyncio.run(service(backend, a="Plan").search_conversations(Agent("me"), "flag"))
+    backend = FakeConversations(ConversationSearchResult((hit("a", label="Plan"),)))
+    found = asyncio.run(service(backend).search_conversations(Agent("me"), "flag"))
     shape = found.matches[0].to_json()
     assert shape["snippet"] == {"text": "we found the flag in a", "spans": [[3, 8]]}
     assert (shape["sessionId"], shape["label"], shape["seq"], shape["role"]) == ("a", "Plan", 3, "user")

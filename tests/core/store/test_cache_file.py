@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from sessionref.service.conversation_rows import ConversationRow
+from sessionref.service.protocols import ConversationRequest
 from sessionref.store.cache_file import (
     CacheFileUnusable,
     SlowStatements,
@@ -109,6 +110,6 @@ def test_both_indexes_hand_their_statements_to_the_hook(tmp_path: Path) -> None:
     text.update([SessionRows("s", [ConversationRow(0, "user", "pg_dump the replica", False, 1)], 0)])
     writes = len(seen)
     assert writes > 0
-    text.search("replica", facts=lambda ids: {i: SessionFacts(None, 1) for i in ids})
+    text.search(ConversationRequest("replica"), facts=lambda ids: {i: SessionFacts(None, 1) for i in ids})
     assert len(seen) > writes  # the search connection is timed too
     text.close()

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sessionref.service.protocols import SessionRecord
+from sessionref.service.candidates import find_candidates
+from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
 from sessionref.store import SessionStore, open_store, session_writes
 from sessionref.store.search import CandidateIndex
 from store_fixtures import mark_as_ours
@@ -16,7 +19,24 @@ CWDS = ["/w/app", "/w/App", "/w/other", "/srv/Σίσυφος", None, "/w/app/sub
 WORDS = ["fix", "Parser", "ΣΊΣΥΦΟΣ", "app", "\x00nul", "w/", "-", "idx", "ẞtraße", "İstanbul", "日本", "x"]
 
 
-def generic(
+@dataclass
+class Listing:
+    """The store's listing and titles as a plain `SessionQuery`: the generic algorithm's input."""
+
+    records: list[SessionRecord]
+    titles: dict[str, str | None]
+
+    async def list_sessions(self) -> Sequence[SessionRecord]:
+        return self.records
+
+    async def read_surface(self, session_id: str) -> SurfaceSnapshot:
+        raise AssertionError("discovery never reads a log")
+
+    async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
+        return {session_id: self.titles.get(session_id) for session_id in session_ids}
+
+
+async def generic(
     records: list[SessionRecord],
     titles: dict[str, str | None],
     exclude_id: str,
@@ -24,22 +44,12 @@ def generic(
     needle: str,
     limit: int,
 ) -> list[tuple[SessionRecord, str]]:
-    def rank(record: SessionRecord) -> int:
-        if record.cwd is not None and target_cwd is not None and record.cwd == target_cwd:
-            return 0
-        return 1 if record.cwd is None else 2
-
-    ranked = sorted((r for r in records if r.id != exclude_id), key=rank)
-    out: list[tuple[SessionRecord, str]] = []
-    for record in ranked:
-        label = titles.get(record.id) or record.id
-        if not needle or any(
-            needle in field.lower() for field in (record.id, label, record.cwd) if field is not None
-        ):
-            out.append((record, label))
-        if len(out) == limit:
-            break
-    return out
+    """The service's generic algorithm (the one definition of a match) over the same listing."""
+    found = await find_candidates(
+        Listing(records, titles), agent_id=exclude_id, agent_cwd=target_cwd, text=needle, limit=limit
+    )
+    by_id = {record.id: record for record in records}
+    return [(by_id[candidate.session_id], candidate.label) for candidate in found]
 
 
 def build_store(root: Path, rng: random.Random, count: int) -> SessionStore:
@@ -88,7 +98,7 @@ async def test_search_equals_generic_algorithm_on_random_stores(tmp_path: Path) 
             exclude = rng.choice([*ids, "none"])
             target = rng.choice([*CWDS, "/nowhere"])
             limit = rng.choice([1, 3, 50, 500])
-            expected = generic(records, titles, exclude, target, needle, limit)
+            expected = await generic(records, titles, exclude, target, needle, limit)
             got = await store.search_candidates(
                 exclude_id=exclude, target_cwd=target, needle=needle, limit=limit
             )
@@ -129,7 +139,7 @@ async def test_search_stays_equal_while_the_store_changes(
     async def compare(needle: str, target: str | None, exclude: str, limit: int) -> None:
         records = list(await store.list_sessions())
         titles = dict(await store.read_titles([r.id for r in records]))
-        expected = generic(records, titles, exclude, target, needle, limit)
+        expected = await generic(records, titles, exclude, target, needle, limit)
         got = await store.search_candidates(exclude_id=exclude, target_cwd=target, needle=needle, limit=limit)
         assert list(got) == expected, (needle, target, exclude, limit)
 

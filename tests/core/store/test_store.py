@@ -59,15 +59,19 @@ def test_create_session_writes_a_dsh_header(store: SessionStore) -> None:
     assert (store.root / "_no-cwd").is_dir()
 
 
-def test_records_gives_the_record_of_each_listed_id_and_leaves_the_rest_out(store: SessionStore) -> None:
+def test_records_with_titles_gives_each_listed_id_and_leaves_the_rest_out(store: SessionStore) -> None:
     first = store.create_session(cwd="/work/app", session_id="s1", created_at=1)
     second = store.create_session(cwd=None, session_id="s2", created_at=2)
     store.append("s2", [user_message("hello")])
-    assert store.records(["s2", "gone", "s1"]) == {"s2": store.record("s2"), "s1": first}
-    assert store.records(["s2"])["s2"].last_activity > second.created_at
+    store.rename("s1", "Plan")
+    found = store.records_with_titles(["s2", "gone", "s1"])
+    # The title is the label's: the first prompt until a rename names the session.
+    assert found == {"s2": (store.record("s2"), "hello"), "s1": (store.record("s1"), "Plan")}
+    assert found["s1"][0].created_at == first.created_at
+    assert store.records_with_titles(["s2"])["s2"][0].last_activity > second.created_at
     store.close()
     with pytest.raises(StoreError) as caught:
-        store.records(["s1"])
+        store.records_with_titles(["s1"])
     assert caught.value.code == "STORE_CLOSED"
 
 

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 from sessionref.contract.projection import project_session_conversation
 from sessionref.service.conversation_rows import SessionConversation
-from sessionref.service.protocols import ConversationHits, ConversationQuery, SessionRecord
+from sessionref.service.protocols import (
+    ConversationQuery,
+    ConversationRequest,
+    ConversationSearchResult,
+    SessionRecord,
+)
 from sessionref.store import ConversationSource, SessionStore
 from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError, index_file
 from sessionref.textsearch.store_index import StoreConversationIndex, text_index_path
@@ -38,14 +43,14 @@ def indexer(store: SessionStore) -> Iterator[StoreConversationIndex]:
 
 def search(
     indexer: StoreConversationIndex, text: str, *, exclude: str | None = None, cwd: str | None = "/work"
-) -> ConversationHits:
+) -> ConversationSearchResult:
     return indexer.search_conversations(
-        text, limit=20, exclude_session_id=exclude, cwd=cwd, cancel=threading.Event()
+        ConversationRequest(text, 20, exclude_session_id=exclude, cwd=cwd), cancel=threading.Event()
     )
 
 
 def found(indexer: StoreConversationIndex, text: str, **options: object) -> list[str]:
-    return [hit.session_id for hit in search(indexer, text, **options).hits]  # type: ignore[arg-type]
+    return [hit.session_id for hit in search(indexer, text, **options).matches]  # type: ignore[arg-type]
 
 
 def indexed_texts(indexer: StoreConversationIndex, session_id: str) -> list[str]:
@@ -83,15 +88,26 @@ def test_searches_rank_the_folder_flag_exclude_and_never_see_injected_context(
     indexer: StoreConversationIndex,
 ) -> None:
     indexer.catch_up_now()
-    hits = search(indexer, "pg_dump").hits
+    hits = search(indexer, "pg_dump").matches
     assert {hit.session_id for hit in hits} == {"dump-here", "dump-there"}  # not retry-here's injected text
-    flags = {hit.session_id: hit.same_folder for hit in hits}
+    flags = {hit.session_id: hit.same_workspace for hit in hits}
     assert flags == {"dump-here": True, "dump-there": False}
     assert found(indexer, "pg_dump", exclude="dump-here") == ["dump-there"]
     first = next(hit for hit in hits if hit.session_id == "dump-there")
     assert (first.role, first.seq, first.checkpoint) == ("user", 0, False)
     assert first.snippet[first.spans[0][0] : first.spans[0][1]].lower() == "pg_dump"
     assert first.last_activity == 4_000
+
+
+def test_matches_are_labelled_with_the_stores_title_in_the_same_call_as_their_facts(
+    indexer: StoreConversationIndex, store: SessionStore
+) -> None:
+    store.rename("dump-there", "Replica restore")
+    indexer.catch_up_now()
+    labels = {hit.session_id: hit.label for hit in search(indexer, "pg_dump").matches}
+    # a renamed session by its title, an unnamed one by its fallback title (its first words)
+    assert labels == {"dump-here": "how do we restore the", "dump-there": "Replica restore"}
+    assert labels["dump-here"] == store.title("dump-here")
 
 
 def test_a_catch_up_reads_only_what_changed_and_forgets_deleted_sessions(
@@ -123,7 +139,7 @@ def test_a_compaction_replaces_the_messages_its_checkpoint_summarises(
     store.write_compaction("dump-here", "Summary: restore with the owner flag off")
     indexer.catch_up_now()
     assert found(indexer, "billing") == []
-    hits = search(indexer, "owner flag").hits
+    hits = search(indexer, "owner flag").matches
     assert [(hit.session_id, hit.checkpoint) for hit in hits] == [("dump-here", True)]
 
 
@@ -238,7 +254,7 @@ def test_before_start_it_is_not_built_yet_and_short_text_says_so_first(
 def test_while_building_it_answers_indexing_with_progress(
     indexer: StoreConversationIndex,
 ) -> None:
-    seen: list[ConversationHits] = []
+    seen: list[ConversationSearchResult] = []
     indexer.catch_up_now(progress=lambda done, total: seen.append(search(indexer, "pg_dump")))
     assert seen and all(answer.status == "indexing" for answer in seen)
     assert seen[-1].progress == (3, 3)
@@ -263,7 +279,7 @@ def test_a_cancelled_search_raises_the_engines_cancelled_code(indexer: StoreConv
     cancel = threading.Event()
     cancel.set()
     with pytest.raises(TextSearchError) as raised:
-        indexer.search_conversations("pg_dump", limit=5, exclude_session_id=None, cwd=None, cancel=cancel)
+        indexer.search_conversations(ConversationRequest("pg_dump", 5), cancel=cancel)
     assert raised.value.code == "TEXT_SEARCH_CANCELLED"
 
 
@@ -294,8 +310,8 @@ class CountedReads:
         self.read.append(session_id)
         return self._store.read_conversation(session_id)
 
-    def records(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
-        return self._store.records(session_ids)
+    def records_with_titles(self, session_ids: Iterable[str]) -> dict[str, tuple[SessionRecord, str | None]]:
+        return self._store.records_with_titles(session_ids)
 
     def subscribe(self, listener: Callable[[str, list[dict[str, Any]]], None]) -> Callable[[], None]:
         return self._store.subscribe(listener)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sessionref.store.cache_file import remove_cache_files
 from sessionref.store.fold import fold_surface
 from sessionref.textsearch import (
+    ConversationRequest,
     ConversationRow,
     ConversationSearch,
     SearchCancellation,
@@ -40,7 +41,10 @@ def rows(*texts: str, start: int = 0) -> list[ConversationRow]:
 
 
 def found(index: TextIndex, text: str, **options) -> list[tuple[str, int]]:
-    return [(match.session_id, match.seq) for match in index.search(text, facts=facts, **options).matches]
+    return [
+        (match.session_id, match.seq)
+        for match in index.search(ConversationRequest(text, **options), facts=facts).matches
+    ]
 
 
 @pytest.fixture
@@ -129,7 +133,7 @@ def test_a_compaction_replaces_what_it_summarises(index: TextIndex, small_shards
     assert (report.inserted, report.deleted) == (1, 5)
     assert index.session_rows("s") == [checkpoint]
     assert found(index, "pg_dump") == []
-    match = index.search("retry budget", facts=facts).matches[0]
+    match = index.search(ConversationRequest("retry budget"), facts=facts).matches[0]
     assert (match.session_id, match.seq, match.checkpoint, match.role) == ("s", 9, True, "user")
 
 
@@ -229,7 +233,7 @@ def test_damage_found_while_searching_resets_the_index(tmp_path: Path) -> None:
     path = damaged_index_file(tmp_path / "text.sqlite")
     damaged = TextIndex(path, verify=False)  # the header and meta still read fine
     with pytest.raises(TextSearchError) as raised:
-        damaged.search("searchable", facts=facts)
+        damaged.search(ConversationRequest("searchable"), facts=facts)
     assert raised.value.code == "TEXT_SEARCH_UNAVAILABLE"
     assert damaged.resets == 1 and damaged.rebuilt and damaged.indexed() == {}
     damaged.update([SessionRows("s", rows("fresh start"), 0)])
@@ -272,19 +276,19 @@ def test_a_search_is_cancelled_mid_statement_and_the_index_stays_usable(
     monkeypatch.setattr(index_module, "PROGRESS_OPS", 1)
     index.update([SessionRows(f"s{n}", rows("a common word " * 20), 0) for n in range(300)])
     with pytest.raises(TextSearchError) as raised:
-        index.search("common word", facts=facts, cancel=CancelAfterReads(5))
+        index.search(ConversationRequest("common word"), facts=facts, cancel=CancelAfterReads(5))
     assert raised.value.code == "TEXT_SEARCH_CANCELLED"
     cancelled = SearchCancellation()
     cancelled.cancel()
     with pytest.raises(TextSearchError):
-        index.search("common", facts=facts, cancel=cancelled)
-    assert len(index.search("common word", facts=facts).matches) == 20
+        index.search(ConversationRequest("common"), facts=facts, cancel=cancelled)
+    assert len(index.search(ConversationRequest("common word"), facts=facts).matches) == 20
 
 
 @pytest.mark.parametrize("limit", [0, -1, 1.5, True, "3", 10_000])
 def test_a_bad_limit_is_refused(index: TextIndex, limit: object) -> None:
     with pytest.raises(TextSearchError) as raised:
-        index.search("word", facts=facts, limit=limit)  # type: ignore[arg-type]
+        index.search(ConversationRequest("word", limit=limit), facts=facts)  # type: ignore[arg-type]
     assert raised.value.code == "TEXT_SEARCH_INVALID_ARGUMENT"
 
 
@@ -293,7 +297,7 @@ def test_closed_index_refuses_work(tmp_path: Path) -> None:
     index.close()
     index.close()
     with pytest.raises(TextSearchError) as raised:
-        index.search("word", facts=facts)
+        index.search(ConversationRequest("word"), facts=facts)
     assert raised.value.code == "TEXT_SEARCH_CLOSED"
 
 
@@ -301,7 +305,10 @@ def test_text_with_lone_surrogates_round_trips(index: TextIndex) -> None:
     stored = rows("broken \ud800 surrogate text")
     index.update([SessionRows("s", stored, 0)])
     assert index.session_rows("s") == stored
-    assert index.search("surrogate", facts=facts).matches[0].snippet.text == "broken \ud800 surrogate text"
+    assert (
+        index.search(ConversationRequest("surrogate"), facts=facts).matches[0].snippet
+        == "broken \ud800 surrogate text"
+    )
 
 
 def test_the_index_implements_the_protocol(index: TextIndex) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sessionref.textsearch import ConversationRow, SessionFacts, SessionRows, TextIndex
+from sessionref.textsearch import ConversationRequest, ConversationRow, SessionFacts, SessionRows, TextIndex
 from sessionref.textsearch import search as search_module
 from sessionref.textsearch.ranking import RELEVANCE_BAND, best_per_session, rank_sessions
 
@@ -27,7 +27,9 @@ def everywhere(ids):
 
 
 def ids(index: TextIndex, text: str, facts=everywhere, **options) -> list[str]:
-    return [match.session_id for match in index.search(text, facts=facts, **options).matches]
+    return [
+        match.session_id for match in index.search(ConversationRequest(text, **options), facts=facts).matches
+    ]
 
 
 @pytest.fixture
@@ -75,9 +77,9 @@ def test_matching(corpus: TextIndex, text: str, expected: list[str]) -> None:
 
 def test_short_input_does_not_search(corpus: TextIndex) -> None:
     for text in ("m", "mi", "数", ""):
-        result = corpus.search(text, facts=everywhere)
+        result = corpus.search(ConversationRequest(text), facts=everywhere)
         assert result.matches == () and result.status in ("too_short", "empty")
-    result = corpus.search("retry b", facts=everywhere)
+    result = corpus.search(ConversationRequest("retry b"), facts=everywhere)
     assert result.pending == "b" and ids(corpus, "retry b") == ["retry"]
 
 
@@ -86,12 +88,12 @@ def test_one_row_per_session_with_its_best_message(index: TextIndex) -> None:
         index,
         {"s": ["flag " + "padding words " * 40, "flag flag flag", "no match"], "t": ["a flag here " * 3]},
     )
-    result = index.search("flag", facts=everywhere)
+    result = index.search(ConversationRequest("flag"), facts=everywhere)
     assert sorted(match.session_id for match in result.matches) == ["s", "t"]
     best = next(match for match in result.matches if match.session_id == "s")
-    assert best.seq == 1 and best.role == "assistant" and best.snippet.text == "flag flag flag"
-    start, end = best.snippet.spans[0]
-    assert best.snippet.text[start:end] == "flag"
+    assert best.seq == 1 and best.role == "assistant" and best.snippet == "flag flag flag"
+    start, end = best.spans[0]
+    assert best.snippet[start:end] == "flag"
 
 
 def test_the_current_session_and_unknown_sessions_are_left_out(corpus: TextIndex) -> None:
@@ -121,7 +123,9 @@ def test_relevance_then_folder_then_recency(index: TextIndex) -> None:
         "new-elsewhere": SessionFacts("/elsewhere", 30),
         "newest-elsewhere": SessionFacts("/elsewhere", 40),
     }
-    result = index.search("flag", facts=lambda wanted: {key: folders[key] for key in wanted}, cwd="/here")
+    result = index.search(
+        ConversationRequest("flag", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+    )
     assert [match.session_id for match in result.matches] == [
         "strong",  # clearly more relevant: first whatever its folder and age
         "new-here",  # equally relevant: this folder first, newest first
@@ -130,7 +134,7 @@ def test_relevance_then_folder_then_recency(index: TextIndex) -> None:
         "new-elsewhere",
     ]
     assert result.ranked and result.complete
-    assert [match.same_folder for match in result.matches] == [False, True, True, False, False]
+    assert [match.same_workspace for match in result.matches] == [False, True, True, False, False]
     assert result.matches[0].score > result.matches[1].score * (1 + RELEVANCE_BAND)
 
 
@@ -138,7 +142,9 @@ def test_without_ranking_folder_then_recency(index: TextIndex, monkeypatch: pyte
     monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
     feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
     folders = {"a": SessionFacts(None, 5), "b": SessionFacts("/here", 1), "c": SessionFacts(None, 9)}
-    result = index.search("flag", facts=lambda wanted: {key: folders[key] for key in wanted}, cwd="/here")
+    result = index.search(
+        ConversationRequest("flag", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+    )
     assert not result.ranked
     assert [match.session_id for match in result.matches] == ["b", "c", "a"]
     assert {match.score for match in result.matches} == {0.0}
@@ -165,7 +171,7 @@ def test_more_matches_than_examined_is_not_complete(
 ) -> None:
     monkeypatch.setattr(search_module, "CANDIDATE_ROWS", 5)
     feed(index, {f"s{n}": ["common word"] for n in range(12)})
-    result = index.search("common", facts=everywhere, limit=50)
+    result = index.search(ConversationRequest("common", limit=50), facts=everywhere)
     assert not result.complete and len(result.matches) == 5
     assert [match.session_id for match in result.matches] == [
         f"s{n}" for n in (11, 10, 9, 8, 7)
@@ -173,7 +179,7 @@ def test_more_matches_than_examined_is_not_complete(
 
 
 def test_limit(corpus: TextIndex) -> None:
-    assert len(corpus.search("the", facts=everywhere, limit=2).matches) == 2
+    assert len(corpus.search(ConversationRequest("the", limit=2), facts=everywhere).matches) == 2
 
 
 def test_pure_ranking_helpers() -> None:

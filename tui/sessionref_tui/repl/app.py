@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,7 +39,7 @@ from sessionref_tui.display import NEW_SESSION_NAME, inert
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
 from sessionref_tui.repl.commands import run_command
-from sessionref_tui.repl.completer import CandidateView, MentionLookups, SessionMentionCompleter
+from sessionref_tui.repl.completer import MentionLookups, SessionMentionCompleter
 from sessionref_tui.repl.keys import ESCAPE_SEQUENCE_WAIT_SECONDS, line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
 from sessionref_tui.repl.prompt_drafts import PromptDrafts
@@ -98,7 +98,10 @@ class LineMode:
         self.feed = SessionFeed(
             workspace, self.transcript, current=lambda: self._target, retitled=self._retitled
         )
-        self.lookups = MentionLookups(self._lookup, conversations=self._said, debounce=debounce)
+        mentions = workspace.mention_source(lambda: self._target)
+        self.lookups = MentionLookups(
+            mentions.candidates, conversations=mentions.conversations, debounce=debounce
+        )
         self.lookups.on_update += lambda _lookups: self._invalidate()
         self.session: PromptSession[str] = PromptSession(
             input=input,
@@ -349,16 +352,6 @@ class LineMode:
         self._exit_armed = False
 
     # -- data ----------------------------------------------------------------------
-
-    async def _lookup(self, query: str, signal: AbortSignal) -> Sequence[CandidateView]:
-        workspace = self.workspace
-        return await workspace.candidates(self._target, query, workspace.limits.mention, signal=signal)
-
-    async def _said(self, query: str, signal: AbortSignal) -> Any:
-        """The menu's second group: sessions where `query` was said (none for a bare `@`)."""
-        if not query.strip():
-            return None
-        return await self.workspace.search_conversations(self._target, query, signal=signal)
 
     # -- toolbar -----------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -37,6 +37,9 @@ from sessionref_tui.lookup import LOOKUP_DEBOUNCE, ConversationLookup, LookupKey
 from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
 from sessionref_tui.snippets import fit_snippet, role_label, snippet_pieces
 from sessionref_tui.source_marks import source_mark
+
+if TYPE_CHECKING:
+    from sessionref.service.conversations import ConversationMatch, ConversationSearchResult
 
 MAX_LABEL_CELLS: Final = 48
 """Labels longer than this are cut at the end so the menu stays readable."""
@@ -90,7 +93,7 @@ class SaidResult:
 
     token_start: int
     query: str
-    matches: tuple[Any, ...]
+    matches: tuple[ConversationMatch, ...]
     note: str | None
 
 
@@ -191,7 +194,7 @@ class MentionLookups:
         self.said = None
         self._answered(LookupResult(key.start, key.query, ()), failure)
 
-    def show_conversations(self, key: LookupKey, found: Any) -> None:
+    def show_conversations(self, key: LookupKey, found: ConversationSearchResult | None) -> None:
         """The second group for `key`: its matches under the titles, or the note saying why there are
         none (no group for a bare `@` or without conversation search)."""
         if found is None or found.status in ("empty", "off"):
@@ -345,7 +348,7 @@ def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float
     return fragments
 
 
-def said_label_fragments(match: Any) -> StyleAndTextTuples:
+def said_label_fragments(match: ConversationMatch) -> StyleAndTextTuples:
     """The main column of a conversation match: `SAID_MARK`, the source mark of another agent's
     session (`CC`, `CX`, `GM`) and the session's label, cut."""
     fragments: StyleAndTextTuples = [("class:said.mark", SAID_MARK)]
@@ -357,7 +360,7 @@ def said_label_fragments(match: Any) -> StyleAndTextTuples:
     return fragments
 
 
-def said_meta_fragments(match: Any, now_ms: float) -> StyleAndTextTuples:
+def said_meta_fragments(match: ConversationMatch, now_ms: float) -> StyleAndTextTuples:
     """The meta column of a conversation match: who said it, the snippet with its match, the age."""
     fragments: StyleAndTextTuples = [("class:said.role", f"{role_label(match.role, match.checkpoint)} › ")]
     for text, matched in fit_snippet(snippet_pieces(match.snippet, match.spans), MAX_SNIPPET_CELLS):

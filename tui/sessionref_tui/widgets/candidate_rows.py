@@ -35,10 +35,14 @@ _BOLD: Final = Style(bold=True)
 class CandidateLike(Protocol):
     """What the picker reads from a candidate (`sessionref.service.references.Candidate` fits)."""
 
-    session_id: str
-    label: str
-    cwd: str | None
-    same_workspace: bool
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def same_workspace(self) -> bool: ...
 
     @property
     def last_activity(self) -> int | float:

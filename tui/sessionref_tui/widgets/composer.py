@@ -9,8 +9,8 @@ When the `@` menu asks and what it shows is decided by the toolkit-free
 `MentionLookupController` (`sessionref_tui.lookup`), the same one the line mode
 drives: this widget reports keys and cursor moves to it, runs its one lookup job
 as a worker in an exclusive group, and renders what it is told in the popup.
-A source that also searches what was said (`ConversationSource`) fills the
-popup's second group; picking one of its rows inserts the same mention.
+The source's conversation search fills the popup's second group; picking one
+of its rows inserts the same mention.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 from sessionref.service.abort import AbortSignal
 from textual import events, on
@@ -28,18 +28,27 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.worker import Worker
 
 from sessionref_tui.lookup import Job, MentionLookupController
 from sessionref_tui.mentions import (
+    Mentionable,
     MentionToken,
     active_mention_token_in,
     count_distinct_mentions,
     mention_for,
+    mention_insertion,
 )
 from sessionref_tui.widgets.composer_input import ComposerInput
 from sessionref_tui.widgets.composer_notice import ComposerNotice
 from sessionref_tui.widgets.mention_popup import MentionPopup
 from sessionref_tui.widgets.popup_lookup_view import PopupLookupView
+from sessionref_tui.widgets.reference_preview import CONTEXT_AROUND
+
+if TYPE_CHECKING:
+    from sessionref.service.candidates import Candidate
+    from sessionref.service.conversations import ConversationSearchResult, MessageContext
+    from sessionref.service.reference_preview import ReferencePreview
 
 SEARCH_GROUP: Final = "mention-search"
 """The exclusive worker group of candidate lookups."""
@@ -57,26 +66,23 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 class MentionSource(Protocol):
-    """Where the composer gets candidates and previews (the app adapts the reference service)."""
+    """Where the composer gets candidates, previews and conversation matches for the session on
+    screen (`sessionref.host.mention_source.MentionSource` is the one the app hands it)."""
 
-    async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
-        """Candidates for `query`, best first (objects like `sessionref.service.references.Candidate`)."""
+    async def candidates(self, query: str, signal: AbortSignal) -> Sequence[Candidate]:
+        """Candidates for `query`, best first (the popup's first group)."""
         ...
 
-    async def preview(self, session_id: str, signal: AbortSignal) -> Any:
-        """What the model would receive from `session_id` (like `ReferencePreview`)."""
+    async def preview(self, session_id: str, signal: AbortSignal) -> ReferencePreview:
+        """What the model would receive from `session_id`."""
         ...
 
-
-class ConversationSource(MentionSource, Protocol):
-    """A mention source that also finds sessions by what was said in them (the popup's second group)."""
-
-    async def conversations(self, query: str, signal: AbortSignal) -> Any:
-        """A `ConversationSearchResult` for `query`, or None when there is no group for it."""
+    async def conversations(self, query: str, signal: AbortSignal) -> ConversationSearchResult | None:
+        """Sessions where `query` was said (the popup's second group), None when there is no group."""
         ...
 
-    async def context(self, session_id: str, seq: int, signal: AbortSignal) -> Any:
-        """The matched message `seq` of `session_id` with its neighbours (a `MessageContext`)."""
+    async def context(self, session_id: str, seq: int, around: int, signal: AbortSignal) -> MessageContext:
+        """The matched message `seq` of `session_id` with `around` neighbours each side."""
         ...
 
 
@@ -128,7 +134,7 @@ class Composer(Vertical):
         self._sleep: Sleep = sleep or asyncio.sleep
         self._placeholder = placeholder
         self._cursor_blink = cursor_blink
-        self.lookups: MentionLookupController[Any] = MentionLookupController(
+        self.lookups: MentionLookupController[Candidate] = MentionLookupController(
             self._candidates,
             PopupLookupView(self),
             conversations=self._conversations,
@@ -310,10 +316,11 @@ class Composer(Vertical):
     def _close_popup(self) -> None:
         self.lookups.close()
 
-    def _spawn_lookup(self, job: Callable[[], Coroutine[Any, Any, None]]) -> Job:
-        return self.run_worker(job, group=SEARCH_GROUP, exclusive=True, exit_on_error=False)
+    def _spawn_lookup(self, job: Callable[[], Coroutine[None, None, None]]) -> Job:
+        worker: Worker[None] = self.run_worker(job, group=SEARCH_GROUP, exclusive=True, exit_on_error=False)
+        return worker
 
-    async def _candidates(self, query: str, signal: AbortSignal) -> Sequence[Any]:
+    async def _candidates(self, query: str, signal: AbortSignal) -> Sequence[Candidate]:
         if self.source is None:
             raise LookupError("no session source")
         return await self.source.candidates(query, signal)
@@ -330,29 +337,25 @@ class Composer(Vertical):
         self.call_after_refresh(mark_drawn)
         await drawn
 
-    async def _conversations(self, query: str, signal: AbortSignal) -> Any:
-        """The second group's answer: None (no group) for a bare `@` or a source without it."""
-        source = self.source
-        if not query.strip() or not hasattr(source, "conversations"):
-            return None
-        return await source.conversations(query, signal)
+    async def _conversations(self, query: str, signal: AbortSignal) -> ConversationSearchResult | None:
+        if self.source is None:
+            raise LookupError("no session source")
+        return await self.source.conversations(query, signal)
 
-    def _accept(self, candidate: Any) -> None:
+    def _accept(self, candidate: Mentionable) -> None:
         field = self.input
         token = active_mention_token_in(field.chips, field.cursor_offset)
         self.lookups.accepted()
         if token is None:
             return
-        follows_space = token.end < len(field.text) and field.text[token.end].isspace()
-        mention = mention_for(candidate)
+        insertion = mention_insertion(field.chips, token, mention_for(candidate))
         field.replace(
-            mention if follows_space else mention + " ",
-            field.location_of(token.start),
-            field.location_of(token.end),
+            insertion.text,
+            field.location_of(insertion.start),
+            field.location_of(insertion.end),
             maintain_selection_offset=False,
         )
-        if follows_space:
-            field.move_cursor_relative(columns=1)
+        field.move_cursor(field.location_of(insertion.cursor))
 
     @on(events.DescendantBlur)
     def _focus_left(self, event: events.DescendantBlur) -> None:
@@ -366,16 +369,15 @@ class Composer(Vertical):
         self._accept(event.candidate)
         self.input.focus()
 
-    async def _load_preview(self, session_id: str, signal: AbortSignal) -> Any:
+    async def _load_preview(self, session_id: str, signal: AbortSignal) -> ReferencePreview:
         if self.source is None:
             raise LookupError("no session source")
         return await self.source.preview(session_id, signal)
 
-    async def _load_context(self, session_id: str, seq: int, signal: AbortSignal) -> Any:
-        source = self.source
-        if not hasattr(source, "context"):
-            raise LookupError("no conversation source")
-        return await source.context(session_id, seq, signal)
+    async def _load_context(self, session_id: str, seq: int, signal: AbortSignal) -> MessageContext:
+        if self.source is None:
+            raise LookupError("no session source")
+        return await self.source.context(session_id, seq, CONTEXT_AROUND, signal)
 
     # --- notices ---------------------------------------------------------------------
 

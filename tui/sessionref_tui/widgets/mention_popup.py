@@ -18,7 +18,7 @@ status line repaints without a layout pass.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Final
 
 from rich.style import Style
 from rich.text import Text
@@ -30,9 +30,13 @@ from textual.widgets import Static
 
 from sessionref_tui.display import inert
 from sessionref_tui.widgets.candidate_list import MAX_VISIBLE_ROWS, CandidateList
-from sessionref_tui.widgets.candidate_rows import RowFields
+from sessionref_tui.widgets.candidate_rows import CandidateLike, RowFields
 from sessionref_tui.widgets.reference_preview import ReferencePreview
 from sessionref_tui.widgets.said_group import SaidGroup
+from sessionref_tui.widgets.said_rows import MatchLike
+
+Pickable = CandidateLike | MatchLike
+"""A row the popup offers: a title candidate or a conversation match (both name a session)."""
 
 __all__ = ["MAX_VISIBLE_ROWS", "NO_MATCH", "NO_SESSIONS_YET", "CandidateList", "MentionPopup"]
 
@@ -50,14 +54,14 @@ class MentionPopup(Vertical):
     class Picked(Message):
         """A candidate was clicked."""
 
-        def __init__(self, candidate: Any) -> None:
+        def __init__(self, candidate: Pickable) -> None:
             super().__init__()
             self.candidate = candidate
 
     def __init__(self, *, now_ms: Callable[[], float], id: str | None = None) -> None:
         super().__init__(id=id)
         self._now_ms = now_ms
-        self._candidates: list[Any] = []
+        self._candidates: list[CandidateLike] = []
         self._status: Text | None = None
         self.query_text = ""
         """The query the rows on screen belong to."""
@@ -91,17 +95,17 @@ class MentionPopup(Vertical):
         return self.display and not self.rehearsing
 
     @property
-    def candidates(self) -> Sequence[Any]:
+    def candidates(self) -> Sequence[CandidateLike]:
         """The title candidates currently listed."""
         return tuple(self._candidates)
 
     @property
-    def said(self) -> Sequence[Any]:
+    def said(self) -> Sequence[MatchLike]:
         """The conversation matches currently listed (none while a new answer is on its way)."""
         return tuple(self.said_group.matches) if self.said_group.selectable else ()
 
     @property
-    def highlighted_candidate(self) -> Any | None:
+    def highlighted_candidate(self) -> Pickable | None:
         """The candidate (or conversation match) under the highlight, or None when nothing is."""
         index = self._highlight_index()
         if index is None:
@@ -110,7 +114,7 @@ class MentionPopup(Vertical):
             return self._candidates[index]
         return self.said_group.matches[index - len(self._candidates)]
 
-    def rehearse(self, candidates: Sequence[Any]) -> None:
+    def rehearse(self, candidates: Sequence[CandidateLike]) -> None:
         """Open on `candidates` for a bare `@` without it being seen, until `end_rehearsal`.
 
         The first time the popup is shown, Textual sizes its widgets (which asks for a second
@@ -146,7 +150,7 @@ class MentionPopup(Vertical):
         self._set_status(Text(""))
         self.preview.reset()
 
-    def show_results(self, query: str, candidates: Sequence[Any]) -> None:
+    def show_results(self, query: str, candidates: Sequence[CandidateLike]) -> None:
         """Replace the title rows with `candidates` for `query` and highlight the first one.
 
         Costs one pass over the candidates' fields; rows are laid out only as
@@ -156,7 +160,7 @@ class MentionPopup(Vertical):
         self.rehearsing = False
         self._fill(query, candidates)
 
-    def _fill(self, query: str, candidates: Sequence[Any]) -> None:
+    def _fill(self, query: str, candidates: Sequence[CandidateLike]) -> None:
         self._candidates = list(candidates)
         self.query_text = query
         now = self._now_ms()
@@ -168,7 +172,9 @@ class MentionPopup(Vertical):
             self.preview.reset()  # (with a group on screen, its answer decides: see show_conversations)
         self.open()
 
-    def show_conversations(self, query: str, matches: Sequence[Any] | None, note: str | None = None) -> None:
+    def show_conversations(
+        self, query: str, matches: Sequence[MatchLike] | None, note: str | None = None
+    ) -> None:
         """The second group's answer for `query`: `matches` (with `note` saying why there are none),
         or None for no group at all. Never moves a highlight the user put on a title row."""
         if query != self.query_text:

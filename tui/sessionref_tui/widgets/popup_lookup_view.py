@@ -8,12 +8,16 @@ bare `@` or a workspace without conversation search.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sessionref.contract.errors import describe_error
 
 from sessionref_tui.lookup import LookupKey
+from sessionref_tui.widgets.candidate_rows import CandidateLike
 from sessionref_tui.widgets.mention_popup import MentionPopup
+
+if TYPE_CHECKING:
+    from sessionref.service.conversations import ConversationSearchResult
 
 
 class HasPopup(Protocol):
@@ -37,7 +41,7 @@ class PopupLookupView:
         """The lookup is slow: the popup says "searching…"."""
         self._composer.popup.show_loading()
 
-    def show_results(self, key: LookupKey, candidates: Sequence[Any]) -> None:
+    def show_results(self, key: LookupKey, candidates: Sequence[CandidateLike]) -> None:
         """Replace the rows in one step (the previous ones stayed on screen meanwhile)."""
         self._composer.popup.show_results(key.query, candidates)
 
@@ -46,7 +50,7 @@ class PopupLookupView:
         _code, message = describe_error(error)
         self._composer.popup.show_error(f"sessions unavailable: {message}")
 
-    def show_conversations(self, key: LookupKey, found: Any) -> None:
+    def show_conversations(self, key: LookupKey, found: ConversationSearchResult | None) -> None:
         """The "said in conversation" group: its matches, or why there are none; no group for a
         bare `@` or without conversation search."""
         popup = self._composer.popup

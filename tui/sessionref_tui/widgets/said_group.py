@@ -11,7 +11,7 @@ is never shown.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,7 +22,13 @@ from textual.widgets import Static
 from sessionref_tui.display import inert
 from sessionref_tui.widgets.candidate_list import CandidateList
 from sessionref_tui.widgets.candidate_rows import Piece
-from sessionref_tui.widgets.said_rows import SaidRowFields, label_cells, mark_cells, said_row_pieces
+from sessionref_tui.widgets.said_rows import (
+    MatchLike,
+    SaidRowFields,
+    label_cells,
+    mark_cells,
+    said_row_pieces,
+)
 
 SAID_HEADING: Final = "said in conversation"
 """The group's name, on its heading row."""
@@ -85,7 +91,7 @@ class SaidGroup(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.matches: list[Any] = []
+        self.matches: list[MatchLike] = []
         self._heading: Text | None = None
         self.display = False
 
@@ -103,7 +109,7 @@ class SaidGroup(Vertical):
         """How many rows may be highlighted now (none while held)."""
         return 0 if self.rows.held or not self.display else len(self.matches)
 
-    def show(self, matches: Sequence[Any], now_ms: float, note: str | None) -> None:
+    def show(self, matches: Sequence[MatchLike], now_ms: float, note: str | None) -> None:
         """Show `matches` (already inert-ready data) with `note` on the heading (why there are none)."""
         self.matches = list(matches)
         self.rows.show_said([SaidRowFields.of(match, now_ms) for match in self.matches])

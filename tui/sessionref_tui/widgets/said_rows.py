@@ -33,13 +33,20 @@ _ROLE: Final = Style(dim=True, italic=True)
 class MatchLike(Protocol):
     """What the group reads from a match (`sessionref.service.conversations.ConversationMatch` fits)."""
 
-    session_id: str
-    label: str
-    role: str
-    checkpoint: bool
-    snippet: str
-    spans: tuple[tuple[int, int], ...]
-    last_activity: int
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def checkpoint(self) -> bool: ...
+    @property
+    def snippet(self) -> str: ...
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]: ...
+    @property
+    def last_activity(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,57 @@
+"""What the workspace needs of its store and its model: the typed seams of `Workspace`.
+
+`WorkspaceStore` is every store call the host and the UIs make (`sessionref.store.SessionStore`
+implements it): what the agent needs (`AgentStore`), what the reference service reads
+(`SessionQuery`), and the session-level calls of the workspace and the UIs. The model is a
+`sessionref.models.ChatModel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from sessionref.agent.ports import AgentStore
+from sessionref.models.base import ChatModel
+from sessionref.service.protocols import Progress, SessionQuery, SessionRecord
+from sessionref.store.logfile import LogReport
+
+__all__ = ["ChatModel", "WorkspaceStore"]
+
+
+class WorkspaceStore(AgentStore, SessionQuery, Protocol):
+    """The store calls of the host and the UIs (`SessionStore` fits)."""
+
+    root: Path
+    caught_up: bool
+
+    def create_session(
+        self, *, cwd: str | None, session_id: str | None = None, created_at: int | None = None
+    ) -> SessionRecord:
+        """Create a session now (blocking); returns its record."""
+        ...
+
+    def title(self, session_id: str) -> str | None:
+        """The current title from the index (None: untitled)."""
+        ...
+
+    def rename(self, session_id: str, title: str, *, time_ms: int | None = None) -> None:
+        """Append a `session/title` to the session (blocking: run it with `on_lane`)."""
+        ...
+
+    def read_log_report(self, session_id: str) -> LogReport:
+        """The session's header, readable events and the lines skipped as unreadable (blocking)."""
+        ...
+
+    def subscribe(self, listener: Callable[[str, list[dict[str, Any]]], None]) -> Callable[[], None]:
+        """Call `listener(session_id, events)` after every append; returns the unsubscribe."""
+        ...
+
+    def refresh(self, progress: Progress | None = None) -> None:
+        """Catch up with what other programs wrote (a walk over the logs, blocking)."""
+        ...
+
+    def close(self) -> None:
+        """Close the store (idempotent)."""
+        ...
