@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from app_factory import build_harness
+from sessionref_tui.textual_compat import DISPLAY_METHOD
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.mention_popup import MentionPopup
 from textual.app import App
@@ -20,7 +21,7 @@ from textual.app import App
 def written_frames(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """For every frame an app hands to the terminal: whether the picker was displayed in it."""
     frames: list[bool] = []
-    real_display = App._display
+    real_display = getattr(App, DISPLAY_METHOD)
 
     def display(self: App[Any], screen: Any, renderable: Any) -> None:
         if renderable is not None:
@@ -28,7 +29,7 @@ def written_frames(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
             frames.append(bool(popups) and popups.first().display)
         real_display(self, screen, renderable)
 
-    monkeypatch.setattr(App, "_display", display)
+    monkeypatch.setattr(App, DISPLAY_METHOD, display)
     return frames
 
 

@@ -32,6 +32,7 @@ from sessionref_tui.screens.rename import RenameScreen
 from sessionref_tui.session_view import Clock, SessionView, error_text, is_agent
 from sessionref_tui.store_loading import StoreLoading, WhenReady, WorkspaceOpener
 from sessionref_tui.submit_errors import describe_send_error
+from sessionref_tui.textual_compat import filter_frames
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.mention_popup import MentionPopup
@@ -127,6 +128,7 @@ class SessionrefApp(SessionView):
         self._show_inspector = show_inspector
         self._cursor_blink = cursor_blink
         self._submit_signal: AbortSignal | None = None
+        filter_frames(self, self._write_frame)
 
     # ------------------------------------------------------------------ layout
 
@@ -197,15 +199,15 @@ class SessionrefApp(SessionView):
         popup.end_rehearsal()
         self.screen.refresh()  # the next frame is written whole: the terminal never saw the unseen ones
 
-    def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
-        """Write a frame to the terminal, except those drawn while the picker is rehearsed; the
-        rehearsal ends after the first frame that laid the picker out (or one of another screen)."""
+    def _write_frame(self, screen: Screen[Any], renderable: RenderableType | None) -> bool:
+        """Whether a frame goes to the terminal: not while the picker is rehearsed; the rehearsal ends
+        after the first frame that laid the picker out (or one of another screen)."""
         popup = self._rehearsed
-        if popup is not None:
-            if renderable is not None and (popup.size or screen is not self._main_screen):
-                self.call_later(self._end_picker_rehearsal)
-            return
-        super()._display(screen, renderable)
+        if popup is None:
+            return True
+        if renderable is not None and (popup.size or screen is not self._main_screen):
+            self.call_later(self._end_picker_rehearsal)
+        return False
 
     def show_workspace(self) -> None:
         """The workspace is open: the sidebar replaces its placeholder, the composer can send."""

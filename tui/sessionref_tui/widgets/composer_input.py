@@ -92,7 +92,8 @@ class ComposerInput(TextArea):
             document = reconcile(self._chips, self.text)
         if document != self._chips:
             self._chips = document
-            self._line_cache.clear()
+            # The chips are drawn as styled ranges (`get_line`): lines drawn with the old chips are stale.
+            self.notify_style_update()
             self.refresh()
         self._states.append(document)
 
@@ -143,7 +144,7 @@ class ComposerInput(TextArea):
         span = backspace_range(self._chips, self.cursor_offset)
         if span is None:
             return
-        self._delete_via_keyboard(self.location_of(span[0]), self.location_of(span[1]))
+        self.delete(self.location_of(span[0]), self.location_of(span[1]), maintain_selection_offset=False)
 
     def action_delete_right(self) -> None:
         """Delete: a chip starting at the cursor goes as a whole, else one character."""
@@ -153,7 +154,7 @@ class ComposerInput(TextArea):
         span = delete_range(self._chips, self.cursor_offset)
         if span is None:
             return
-        self._delete_via_keyboard(self.location_of(span[0]), self.location_of(span[1]))
+        self.delete(self.location_of(span[0]), self.location_of(span[1]), maintain_selection_offset=False)
 
     # --- clipboard -------------------------------------------------------------------------
 
@@ -178,7 +179,7 @@ class ComposerInput(TextArea):
             return
         start, end = expand_to_chips(self._chips, *self._selected_offsets())
         self.app.copy_to_clipboard(canonical_slice(self._chips, start, end))
-        self._delete_via_keyboard(self.location_of(start), self.location_of(end))
+        self.delete(self.location_of(start), self.location_of(end), maintain_selection_offset=False)
 
     # --- keys, paste, rendering ------------------------------------------------------------
 
@@ -194,8 +195,8 @@ class ComposerInput(TextArea):
         event.prevent_default()
         if self.read_only:
             return
-        if result := self._replace_via_keyboard(event.text, *self.selection):
-            self.move_cursor(result.end_location)
+        start, end = self.selection
+        self.move_cursor(self.replace(event.text, start, end, maintain_selection_offset=False).end_location)
         if self.after_paste is not None:
             self.after_paste()
 
