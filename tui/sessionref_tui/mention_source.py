@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 class HasWorkspaceAgent(Protocol):
     """What the adapter reads from the app: the workspace and the agent currently shown."""
 
-    workspace: Workspace
+    @property
+    def workspace(self) -> Workspace: ...
 
     @property
     def agent(self) -> Any: ...

@@ -16,7 +16,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import events
 from textual.widgets import TextArea
-from textual.widgets.text_area import Edit, EditResult, Location
+from textual.widgets.text_area import Document, Edit, EditResult, Location
 
 from sessionref_tui.mentions import (
     ChipDocument,
@@ -79,13 +79,24 @@ class ComposerInput(TextArea):
         self._set_chips(ChipDocument(self.text, ()))
 
     @property
+    def _text_document(self) -> Document:
+        # A TextArea without a language holds a plain `Document` (typed as its base, `DocumentBase`).
+        document = self.document
+        assert isinstance(document, Document)
+        return document
+
+    def index_of(self, location: Location) -> int:
+        """The index into the displayed text of a (row, column) location."""
+        return self._text_document.get_index_from_location(location)
+
+    @property
     def cursor_offset(self) -> int:
         """The cursor position as an index into the displayed text."""
-        return self.document.get_index_from_location(self.cursor_location)
+        return self.index_of(self.cursor_location)
 
     def location_of(self, offset: int) -> Location:
         """The (row, column) location of an index into the displayed text."""
-        return self.document.get_location_from_index(offset)
+        return self._text_document.get_location_from_index(offset)
 
     def _set_chips(self, document: ChipDocument) -> None:
         if document.display != self.text:
@@ -99,8 +110,8 @@ class ComposerInput(TextArea):
 
     def edit(self, edit: Edit) -> EditResult:
         """Perform `edit`, turning canonical tokens in inserted text into chips."""
-        start = self.document.get_index_from_location(edit.from_location)
-        end = self.document.get_index_from_location(edit.to_location)
+        start = self.index_of(edit.from_location)
+        end = self.index_of(edit.to_location)
         before = self._chips
         if _TOKEN_MARK in edit.text:
             fragment = parse_value(edit.text)
@@ -161,8 +172,8 @@ class ComposerInput(TextArea):
     def _selected_offsets(self) -> tuple[int, int]:
         start, end = self.selection
         return (
-            self.document.get_index_from_location(start),
-            self.document.get_index_from_location(end),
+            self.index_of(start),
+            self.index_of(end),
         )
 
     def action_copy(self) -> None:
@@ -211,7 +222,7 @@ class ComposerInput(TextArea):
         line = super().get_line(line_index)
         if not self._chips.chips:
             return line
-        line_start = self.document.get_index_from_location((line_index, 0))
+        line_start = self.index_of((line_index, 0))
         line_end = line_start + len(line.plain)
         style = self.get_component_rich_style("composer--chip", partial=True)
         for chip in self._chips.chips:
