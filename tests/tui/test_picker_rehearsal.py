@@ -35,7 +35,7 @@ def written_frames(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 async def test_the_picker_is_laid_out_unseen_then_closed(tmp_path: Path, written_frames: list[bool]) -> None:
     harness = build_harness(tmp_path)
-    assert harness.app.rehearse_picker, "on by default"
+    assert harness.app.chat.rehearse_picker, "on by default"
     rehearsed: list[int] = []
     sizes_at_end: list[int] = []
     real_rehearse, real_end = MentionPopup.rehearse, MentionPopup.end_rehearsal
@@ -76,7 +76,7 @@ async def test_while_rehearsed_the_picker_takes_no_keys_and_no_clicks(tmp_path: 
         await pilot.pause()
         composer = pilot.app.query_one(Composer)
         popup = composer.popup
-        candidates = await harness.workspace.candidates(pilot.app.agent, "", 5)
+        candidates = await harness.workspace.candidates(pilot.app.chat.agent, "", 5)
         popup.rehearse(candidates)
         await pilot.pause()
         assert popup.display and popup.size.height > 0 and not popup.is_open

@@ -41,19 +41,32 @@ PRIVATE_NAMES: dict[type[Any], dict[str, tuple[str, ...]]] = {
 FrameWriter = Callable[[Screen[Any], RenderableType | None], None]
 """Writes a frame of `screen` to the terminal (`renderable` None: nothing to write)."""
 
+FrameFilter = Callable[[Screen[Any], RenderableType | None], bool]
+"""Says whether a frame of `screen` goes to the terminal."""
 
-def filter_frames(app: App[Any], write: Callable[[Screen[Any], RenderableType | None], bool]) -> None:
+_FILTERS_ATTRIBUTE = "_sessionref_frame_filters"
+"""Where an app keeps its frame filters, in order (`filter_frames`)."""
+
+
+def filter_frames(app: App[Any], write: FrameFilter) -> None:
     """Make `app` write to the terminal only the frames for which `write(screen, renderable)` is True.
 
-    The frames are still composed and laid out; only their output is held back. Install once,
-    before the app runs."""
-    writer: FrameWriter = getattr(app, DISPLAY_METHOD)
+    The frames are still composed and laid out; only their output is held back. Filters run in the
+    order they were installed, and a later one sees only the frames the earlier ones let through.
+    Install before the app runs."""
+    filters: list[FrameFilter] | None = app.__dict__.get(_FILTERS_ATTRIBUTE)
+    if filters is None:
+        filters = []
+        setattr(app, _FILTERS_ATTRIBUTE, filters)
+        writer: FrameWriter = getattr(app, DISPLAY_METHOD)
+        chain = filters
 
-    def filtered(screen: Screen[Any], renderable: RenderableType | None) -> None:
-        if write(screen, renderable):
-            writer(screen, renderable)
+        def filtered(screen: Screen[Any], renderable: RenderableType | None) -> None:
+            if all(keep(screen, renderable) for keep in chain):
+                writer(screen, renderable)
 
-    setattr(app, DISPLAY_METHOD, filtered)
+        setattr(app, DISPLAY_METHOD, filtered)
+    filters.append(write)
 
 
 class SteadyScrollbarOptionList(OptionList):
