@@ -64,6 +64,7 @@ from sessionref.store import open_store
 from sessionref.textsearch.store_index import StoreConversationIndex
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE
+from sessionref_tui.textual_compat import filter_frames
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.mention_popup import MentionPopup
 from textual import events
@@ -83,18 +84,18 @@ import asyncio, sys, time
 from pathlib import Path
 import sessionref_tui.cli  # the console script's module: its parser and commands load first
 from sessionref_tui.launch import SessionrefApp, WorkspaceOpener  # what `sessionref chat` imports next
+from sessionref_tui.textual_compat import filter_frames
 from sessionref_tui.widgets.sidebar import Sidebar
 
 marks = {}
 
-class TimedApp(SessionrefApp):
-    def _display(self, screen, renderable):
-        marks.setdefault("painted", time.time())  # the first frame written to the (headless) terminal
-        super()._display(screen, renderable)
+def painted(screen, renderable):
+    marks.setdefault("painted", time.time())  # the first frame written to the (headless) terminal
+    return True
 
 async def sessions_shown(pilot):
     app = pilot.app
-    while not (app.workspace_ready and app.query_one(Sidebar).entries):
+    while not (app.chat.workspace_ready and app.query_one(Sidebar).entries):
         await asyncio.sleep(0.005)  # polling: waiting on the workers would include the background catch-up
     marks["ready"] = time.time()
     app.exit()
@@ -103,9 +104,9 @@ from sessionref.host.settings import load_settings  # as run_chat: settings are 
 
 opener = WorkspaceOpener(load_settings(store_root=Path(sys.argv[1])), sys.argv[2])  # no agents' histories
 try:
-    TimedApp(open_workspace=opener, owns_workspace=True).run(
-        headless=True, size=(120, 40), auto_pilot=sessions_shown
-    )
+    app = SessionrefApp(open_workspace=opener, owns_workspace=True)
+    filter_frames(app, painted)
+    app.run(headless=True, size=(120, 40), auto_pilot=sessions_shown)
 finally:
     opener.close()
 print(marks["painted"], marks["ready"])
@@ -129,7 +130,7 @@ class KeystrokeTimes:
 class FrameWatch:
     """Sees every frame the app displays, and which watched widgets were drawn into it.
 
-    Wraps, on this one app only, `app._display` (it receives every frame) and the
+    Wraps, on this one app only, the frame writer (`textual_compat.filter_frames`) and the
     `render_lines` of each watched widget (the compositor calls it when it draws
     that widget's new content). Headless Textual skips turning a frame into
     terminal output; the watch does that itself so its cost stays in the numbers.
@@ -137,17 +138,16 @@ class FrameWatch:
 
     def __init__(self, app: SessionrefApp) -> None:
         self.probes: list[PaintProbe] = []
-        real_display = app._display
 
-        def display(screen: Any, renderable: Any) -> None:
-            real_display(screen, renderable)
+        def written(screen: Any, renderable: Any) -> bool:
             if isinstance(renderable, CompositorUpdate):
                 renderable.render_segments(app.console)
             now = time.perf_counter()
             for probe in self.probes:
                 probe.frame_out(now)
+            return True
 
-        app._display = display  # type: ignore[method-assign]
+        filter_frames(app, written)
 
     def watch(self, widget: Widget) -> None:
         """Report every draw of `widget` to the probes."""

@@ -92,7 +92,7 @@ class Harness:
     @property
     def current_id(self) -> str:
         """The session on screen (a draft's id until its first message creates it)."""
-        current = self.app.current_session_id
+        current = self.app.chat.current_session_id
         assert current is not None
         return current
 
@@ -183,7 +183,7 @@ def build_harness(
         show_inspector=show_inspector,
         cursor_blink=False,
     )
-    app.home_dir = HOME_DIR
+    app.chat.home_dir = HOME_DIR
     return Harness(app=app, workspace=workspace, store=store, session_ids=session_ids)
 
 

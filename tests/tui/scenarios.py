@@ -8,7 +8,7 @@ the picture is the same on every run.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,24 @@ class Scenario:
     description: str
     size: tuple[int, int]
     build: Callable[[Path], tuple[Harness, RunBefore]]
+
+
+def once_shown(
+    build: Callable[[Path], tuple[Harness, RunBefore]],
+) -> Callable[[Path], tuple[Harness, RunBefore]]:
+    """`build`, whose `run_before` starts once the chat shows its first session: the chat is a screen
+    of its own, mounted after the app, and a key pressed before it has focus would go nowhere."""
+
+    def built(root: Path) -> tuple[Harness, RunBefore]:
+        harness, run_before = build(root)
+
+        async def shown_then(pilot: Pilot[Any]) -> None:
+            await harness.app.chat.ready_event.wait()
+            await run_before(pilot)
+
+        return harness, shown_then
+
+    return built
 
 
 async def settle(pilot: Pilot[Any]) -> None:
@@ -105,7 +123,7 @@ def inspector_idle(root: Path) -> tuple[Harness, RunBefore]:
         await type_query(pilot, "flaky")
         await pilot.press("tab")
         await send(pilot, "what fixed it?")
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await settle(pilot)
 
     return harness, run_before
@@ -122,7 +140,7 @@ def inspector_running(root: Path) -> tuple[Harness, RunBefore]:
         await pilot.press("tab")
         await send(pilot, "and this one?")
         model.release.set()
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await settle(pilot)
 
     return harness, run_before
@@ -135,7 +153,7 @@ def snapshot_expanded(root: Path) -> tuple[Harness, RunBefore]:
         await type_query(pilot, "release")
         await pilot.press("tab")
         await send(pilot, "what is left?")
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await settle(pilot)
         await pilot.click("CollapsibleTitle")
         await settle(pilot)
@@ -204,14 +222,14 @@ def hostile_narrow(root: Path) -> tuple[Harness, RunBefore]:
     harness = build_harness(root)
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        pilot.app.open_session(session_id_for("hostile"))
+        pilot.app.chat.open_session(session_id_for("hostile"))
         await settle(pilot)
 
     return harness, run_before
 
 
 SCENARIOS: dict[str, Scenario] = {
-    scenario.name: scenario
+    scenario.name: replace(scenario, build=once_shown(scenario.build))
     for scenario in (
         Scenario("popup", "The @ picker open, second row highlighted, with its preview", WIDE, popup_open),
         Scenario(

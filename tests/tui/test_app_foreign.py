@@ -37,7 +37,7 @@ async def test_the_picker_lists_every_source_with_its_mark_and_picks_one(tmp_pat
         assert rows[0].label == CI_TITLE
         await pilot.press("tab", *" what changed?", "enter")
         await settle(pilot)
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         messages = [event["data"] for event in harness.events() if event["type"] == "user/message"]
         assert [message["source"]["kind"] for message in messages] == ["session-reference", "user"]
         (reference,) = messages[0]["source"]["references"]
@@ -48,7 +48,7 @@ async def test_a_foreign_session_is_shown_in_order_refused_and_continued_with_ct
     harness = build_harness(tmp_path / "store", histories=tmp_path / "agents")
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        pilot.app.open_session(CI)
+        pilot.app.chat.open_session(CI)
         await settle(pilot)
         transcript = pilot.app.query_one(Transcript)
         texts = [row.text for row in transcript.children if isinstance(row, UserMessageView | AssistantReply)]
@@ -64,6 +64,6 @@ async def test_a_foreign_session_is_shown_in_order_refused_and_continued_with_ct
         assert "AGENT_READ_ONLY" in notice and "Ctrl+F" in notice
         await pilot.press("ctrl+f")
         await settle(pilot)
-        assert pilot.app.is_draft
+        assert pilot.app.chat.is_draft
         chip = format_session_reference_mention(SessionReference(CI, CI_TITLE))
         assert pilot.app.query_one(Composer).value == f"{chip} and the docker build?"

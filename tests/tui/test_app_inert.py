@@ -31,7 +31,7 @@ async def test_hostile_title_and_text_stay_inert_everywhere(tmp_path: Path) -> N
         assert LITERAL_MARKUP in sidebar_text
         assert "\x1b" not in sidebar_text
 
-        pilot.app.open_session(hostile)
+        pilot.app.chat.open_session(hostile)
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 

@@ -61,7 +61,7 @@ async def test_a_message_sent_while_replying_is_shown_queued_with_its_chip(tmp_p
         # Not in the log yet: only the first prompt was taken by the running step.
         assert user_messages_in_log(harness) == ["user"]
         model.release.set()
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await settle(pilot)
 
 
@@ -71,7 +71,7 @@ async def test_the_next_step_turns_queued_rows_into_normal_messages(tmp_path: Pa
     async with harness.app.run_test(size=SIZE) as pilot:
         await start_reply_and_queue(pilot, model)
         model.release.set()
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await settle(pilot)
         assert queued_texts(pilot) == []
         assert not pilot.app.query_one(QueuedMessages).display
@@ -88,7 +88,7 @@ async def test_escape_stops_the_reply_and_puts_queued_messages_back_in_the_compo
         await pilot.press(*"still typing")
         await pilot.press("escape")
         await settle(pilot)
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await settle(pilot)
         mention = format_session_reference_mention(SessionReference(session_id_for("retry"), RETRY_TITLE))
         assert pilot.app.query_one(Composer).value == f"{mention} and this one?\n\nthird\n\nstill typing"
@@ -107,9 +107,9 @@ async def test_drafts_of_a_session_not_on_screen_wait_until_it_is_opened(tmp_pat
         await send(pilot, "first question")
         await model.started.wait()
         await send(pilot, "a follow-up")
-        replying = pilot.app.agent
+        replying = pilot.app.chat.agent
         assert queued_texts(pilot) == ["a follow-up"]
-        pilot.app.open_session(session_id_for("retry"))
+        pilot.app.chat.open_session(session_id_for("retry"))
         await settle(pilot)
         assert queued_texts(pilot) == []
         await pilot.press(*"typed here")
@@ -118,7 +118,7 @@ async def test_drafts_of_a_session_not_on_screen_wait_until_it_is_opened(tmp_pat
         composer = pilot.app.query_one(Composer)
         assert composer.value == "typed here"
         assert any("kept as that session's draft" in notice for notice in notices(pilot))
-        pilot.app.open_session(replying.id)
+        pilot.app.chat.open_session(replying.id)
         await settle(pilot)
         assert composer.value == "a follow-up\n\ntyped here"
         assert "1 unsent message is back in the composer." in notices(pilot)

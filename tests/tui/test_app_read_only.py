@@ -42,7 +42,7 @@ async def test_a_refused_send_offers_a_new_session_that_mentions_it(tmp_path: Pa
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         assert "ctrl+f" not in footer_keys(pilot)  # a writable session needs no way out
-        pilot.app.open_session(target)
+        pilot.app.chat.open_session(target)
         await settle(pilot)
         assert "ctrl+f" in footer_keys(pilot)
 
@@ -58,7 +58,7 @@ async def test_a_refused_send_offers_a_new_session_that_mentions_it(tmp_path: Pa
 
         await pilot.press("ctrl+f")
         await settle(pilot)
-        assert pilot.app.is_draft
+        assert pilot.app.chat.is_draft
         chip = format_session_reference_mention(SessionReference(target, TRIP_TITLE))
         assert composer.value == f"{chip} what about Porto?"
         assert composer.display_text == f"@{TRIP_TITLE} what about Porto?"
@@ -66,8 +66,8 @@ async def test_a_refused_send_offers_a_new_session_that_mentions_it(tmp_path: Pa
 
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.app.agent.wait_idle()
-        created = pilot.app.current_session_id
+        await pilot.app.chat.agent.wait_idle()
+        created = pilot.app.chat.current_session_id
         messages = [event["data"] for event in harness.events(created) if event["type"] == "user/message"]
         kinds = [message["source"]["kind"] for message in messages]
         assert kinds == ["session-reference", "user"]
@@ -77,8 +77,8 @@ async def test_the_palette_offers_it_only_for_a_read_only_session(tmp_path: Path
     harness = build_harness(tmp_path, open_session="retry")
     target = make_trip_read_only(harness, tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        assert pilot.app.check_action("mention_in_new_session", ()) is False
-        pilot.app.open_session(target)
+        assert pilot.app.chat.check_action("mention_in_new_session", ()) is False
+        pilot.app.chat.open_session(target)
         await settle(pilot)
         await pilot.press("ctrl+p")
         await pilot.pause()
@@ -86,5 +86,5 @@ async def test_the_palette_offers_it_only_for_a_read_only_session(tmp_path: Path
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert pilot.app.is_draft
+        assert pilot.app.chat.is_draft
         assert pilot.app.query_one(Composer).display_text == f"@{TRIP_TITLE} "

@@ -35,11 +35,11 @@ async def test_what_the_app_sends_is_searchable_a_moment_later(tmp_path: Path) -
         await await_text_index(pilot, harness)
         await pilot.press(*"zeppelin mooring rules", "enter")
         await settle(pilot)
-        await harness.app.agent.wait_idle()
+        await harness.app.chat.agent.wait_idle()
         conversations = harness.workspace.conversations
         assert conversations is not None
         await asyncio.to_thread(conversations.drain, 30)  # the live refresh, without its delay
-        harness.app.action_new_session()
+        harness.app.chat.action_new_session()
         await type_query(pilot, "zeppelin")
         popup = harness.app.query_one(Composer).popup
         assert [match.session_id for match in popup.said] == [draft_id(1)]  # the session the send created

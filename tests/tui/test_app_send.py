@@ -66,7 +66,7 @@ async def test_idle_send_shows_snapshot_right_before_the_prompt(tmp_path: Path) 
     async with harness.app.run_test(size=SIZE) as pilot:
         await pick_mention(pilot, "flaky")
         await send(pilot, "what was the fix?")
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         assert inspector_user_rows(pilot) == ["session-reference", "user"]
         assert user_message_order(harness) == [(1, "session-reference"), (1, "user")]
@@ -84,11 +84,11 @@ async def test_running_send_gives_the_same_order(tmp_path: Path) -> None:
     async with harness.app.run_test(size=SIZE) as pilot:
         await send(pilot, "first question")
         await model.started.wait()
-        assert pilot.app.agent.status == "running"
+        assert pilot.app.chat.agent.status == "running"
         await pick_mention(pilot, "flaky")
         await send(pilot, "and this one?")
         model.release.set()
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         assert inspector_user_rows(pilot) == ["user", "session-reference", "user"]
         # Steered into the running turn: snapshot and prompt claimed together, snapshot first.
@@ -170,7 +170,7 @@ async def test_escape_cancels_a_slow_prepare_and_keeps_the_draft(tmp_path: Path)
         assert "SESSION_REFERENCE_CANCELLED" in notice_text(pilot)
         assert not composer.busy
         # Nothing was sent, so the new session on screen was not even created.
-        assert pilot.app.is_draft
+        assert pilot.app.chat.is_draft
         assert harness.current_id not in {record.id for record in await harness.store.list_sessions()}
 
 
@@ -178,20 +178,20 @@ async def test_escape_stops_a_running_reply_and_the_footer_follows(tmp_path: Pat
     model = GatedModel()
     harness = build_harness(tmp_path, model=model)
     async with harness.app.run_test(size=SIZE) as pilot:
-        assert not pilot.app.check_action("stop_turn", ())
+        assert not pilot.app.chat.check_action("stop_turn", ())
         await send(pilot, "tell me a long story")
         await model.started.wait()
         await pilot.pause()
-        assert pilot.app.check_action("stop_turn", ())
+        assert pilot.app.chat.check_action("stop_turn", ())
         await pilot.press("escape")
         await settle(pilot)
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         ends = [event["data"]["reason"] for event in harness.events() if event["type"] == "turn/end"]
         assert ends == ["cancelled"]
         notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
         assert any("Turn cancelled" in note for note in notes)
-        assert not pilot.app.check_action("stop_turn", ())
+        assert not pilot.app.chat.check_action("stop_turn", ())
 
 
 async def test_a_budget_that_cannot_fit_keeps_the_draft(tmp_path: Path) -> None:

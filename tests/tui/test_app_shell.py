@@ -60,7 +60,7 @@ async def test_selecting_a_session_in_the_sidebar_switches_to_it(tmp_path: Path)
         option_list.highlighted = option_list.get_option_index(target)
         option_list.action_select()
         await pilot.pause()
-        assert pilot.app.current_session_id == target
+        assert pilot.app.chat.current_session_id == target
         prompts = [view.text for view in pilot.app.query(UserMessageView)]
         assert prompts[0].startswith("The payments retry test fails")
         assert len(pilot.app.query(AssistantReply)) == 3
@@ -75,7 +75,7 @@ async def test_switcher_finds_a_session_by_title(tmp_path: Path) -> None:
         await pilot.press("down", "enter")
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
-        assert pilot.app.current_session_id == session_id_for("migration")
+        assert pilot.app.chat.current_session_id == session_id_for("migration")
 
 
 async def stored_ids(harness: Harness) -> set[str]:
@@ -88,8 +88,8 @@ async def test_new_session_writes_nothing_until_its_first_message(tmp_path: Path
         await pilot.press("ctrl+n")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        new_id = pilot.app.current_session_id
-        assert pilot.app.is_draft and new_id == draft_id(1)
+        new_id = pilot.app.chat.current_session_id
+        assert pilot.app.chat.is_draft and new_id == draft_id(1)
         assert await stored_ids(harness) == set(harness.session_ids)
         assert pilot.app.query_one(Transcript).query(".welcome")
         sidebar = pilot.app.query_one(Sidebar)
@@ -97,18 +97,19 @@ async def test_new_session_writes_nothing_until_its_first_message(tmp_path: Path
         assert "New session" in str(sidebar.query_one(OptionList).get_option(new_id).prompt)
         status = pilot.app.query_one(StatusBar).info
         assert status is not None and status.draft and status.cwd == PROJECT_CWD
-        assert not pilot.app.check_action("rename", ()) and not pilot.app.check_action("compact", ())
+        chat = pilot.app.chat
+        assert not chat.check_action("rename", ()) and not chat.check_action("compact", ())
 
         await pilot.press(*"hello there", "enter")
         await pilot.app.workers.wait_for_complete()
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
-        assert not pilot.app.is_draft and pilot.app.current_session_id == new_id
+        assert not pilot.app.chat.is_draft and pilot.app.chat.current_session_id == new_id
         assert await stored_ids(harness) == {*harness.session_ids, new_id}
         assert harness.store.record(new_id).cwd == PROJECT_CWD
         assert [view.text for view in pilot.app.query(UserMessageView)] == ["hello there"]
         assert len(pilot.app.query(AssistantReply)) == 1
-        assert pilot.app.check_action("rename", ()) and pilot.app.check_action("compact", ())
+        assert pilot.app.chat.check_action("rename", ()) and pilot.app.chat.check_action("compact", ())
 
 
 async def test_leaving_a_new_session_unused_leaves_nothing_behind(tmp_path: Path) -> None:
@@ -116,7 +117,7 @@ async def test_leaving_a_new_session_unused_leaves_nothing_behind(tmp_path: Path
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("ctrl+n", "ctrl+n")
         await pilot.app.workers.wait_for_complete()
-        pilot.app.open_session(session_id_for("retry"))
+        pilot.app.chat.open_session(session_id_for("retry"))
         await pilot.pause()
         assert await stored_ids(harness) == set(harness.session_ids)
 
@@ -242,7 +243,7 @@ async def test_model_error_is_shown_as_a_failed_turn(tmp_path: Path) -> None:
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press(*"hello?", "enter")
         await pilot.app.workers.wait_for_complete()
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
         assert any("Turn failed" in note and "API key was rejected" in note for note in notes)
@@ -258,12 +259,12 @@ async def test_a_read_only_session_hides_rename_and_compact(tmp_path: Path) -> N
     log.unlink()
     harness.store.refresh()
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        assert pilot.app.check_action("rename", ()) and pilot.app.check_action("compact", ())
-        pilot.app.open_session(target)
+        assert pilot.app.chat.check_action("rename", ()) and pilot.app.chat.check_action("compact", ())
+        pilot.app.chat.open_session(target)
         await pilot.pause()
         assert not harness.store.is_writable(target)
-        assert not pilot.app.check_action("rename", ())
-        assert not pilot.app.check_action("compact", ())
+        assert not pilot.app.chat.check_action("rename", ())
+        assert not pilot.app.chat.check_action("compact", ())
         info = pilot.app.query_one(StatusBar).info
         assert info is not None and not info.writable
 
@@ -296,9 +297,9 @@ async def test_a_session_deleted_meanwhile_is_not_opened_and_says_why(tmp_path: 
     target = session_id_for("trip")
     async with harness.app.run_test(size=(140, 40)) as pilot:
         harness.store.delete_session(target)
-        pilot.app.open_session(target)
+        pilot.app.chat.open_session(target)
         await pilot.pause()
-        assert pilot.app.current_session_id == harness.current_id
+        assert pilot.app.chat.current_session_id == harness.current_id
         messages = [notification.message for notification in pilot.app._notifications]
         assert any("Could not open the session" in message for message in messages)
 
@@ -310,7 +311,7 @@ async def test_a_new_sessions_first_message_names_it_in_the_sidebar(tmp_path: Pa
         await pilot.press("ctrl+n")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        new_id = pilot.app.current_session_id
+        new_id = pilot.app.chat.current_session_id
         sidebar = pilot.app.query_one(Sidebar)
         assert [e.title for e in sidebar.entries if e.session_id == new_id] == [None]
         await pilot.press(*"Plan the roadmap review", "enter")

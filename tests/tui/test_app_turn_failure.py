@@ -23,7 +23,7 @@ async def test_an_unlogged_turn_failure_is_notified_with_its_code(tmp_path: Path
         harness.store.append = refuse_after_turn_start  # type: ignore[method-assign]
         await pilot.press(*"hello", "enter")
         await pilot.app.workers.wait_for_complete()
-        await pilot.app.agent.wait_idle()
+        await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         messages = [notification.message for notification in pilot.app._notifications]
         assert any("STORE_LOCK_TIMEOUT" in message and "could not record" in message for message in messages)

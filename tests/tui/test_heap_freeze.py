@@ -18,6 +18,6 @@ async def test_the_heap_is_frozen_once_the_first_session_is_on_screen(tmp_path: 
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(120, 36)) as pilot:
         await asyncio.wait_for(pilot.app.heap_frozen.wait(), GUARD_SECONDS)
-        assert pilot.app.ready_event.is_set()
+        assert pilot.app.chat.ready_event.is_set()
         assert gc.get_freeze_count() > 0
     gc.unfreeze()

@@ -70,12 +70,13 @@ async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tm
         assert app.query_one(StoreLoading).display and not app.query_one(Sidebar).display
         assert loading_text(app) == "Indexing sessions… 500 of 1,000"
         composer = app.query_one(Composer)
-        assert composer.busy and not app.workspace_ready
+        assert composer.busy and not app.chat.workspace_ready
         # Typing is kept while the store opens; Enter does not send yet; no action reaches the store.
         await pilot.press("h", "i", "enter")
         assert composer.value.startswith("hi")
-        assert not app.check_action("new_session", ()) and not app.check_action("switch_session", ())
-        assert app.check_action("quit", ()) and app.check_action("toggle_inspector", ())
+        chat = app.chat
+        assert not chat.check_action("new_session", ()) and not chat.check_action("switch_session", ())
+        assert app.chat.check_action("quit", ()) and app.chat.check_action("toggle_inspector", ())
         with pytest.raises(RuntimeError):
             _ = app.workspace
 
@@ -84,13 +85,13 @@ async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tm
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.workspace_ready and not app.query(StoreLoading)
+        assert app.chat.workspace_ready and not app.query(StoreLoading)
         assert app.query_one(Sidebar).display and not composer.busy
         listed = {entry.session_id for entry in app.query_one(Sidebar).entries}
         assert set(ids) <= listed
         assert composer.value.startswith("hi")
         # Launching wrote no session: the one on screen is created by its first message.
-        assert app.is_draft
+        assert app.chat.is_draft
         assert {record.id for record in await app.workspace.store.list_sessions()} == set(ids)
     assert app.open_error is None
 
@@ -215,7 +216,7 @@ def test_run_chat_shows_a_stale_index_then_catches_it_up(
         app = pilot.app
         assert isinstance(app, SessionrefApp)
         # The sessions come from the index first, while the catch-up waits to walk the logs.
-        ready = lambda: app.workspace_ready and label(app) is not None and walking.is_set()  # noqa: E731
+        ready = lambda: app.chat.workspace_ready and label(app) is not None and walking.is_set()  # noqa: E731
         await settle(pilot, ready, held="catch-up")
         seen["first"] = (label(app), app.workspace.store.caught_up)
         walk.set()
@@ -291,7 +292,7 @@ def test_run_demo_starts_on_a_new_session_offline_and_removes_its_store(
         store = self.workspace.store
         seen["root"] = Path(store.root)
         seen["model"] = self.workspace.model
-        seen["session"] = self._initial_session_id
+        seen["session"] = self.chat.first_session_id
         seen["stored"] = {record.id for record in asyncio.run(store.list_sessions())}
         seen["root_existed"] = Path(store.root).exists()
         seen["sources"] = store.sources()

@@ -27,7 +27,7 @@ def test_missing_cwd_and_escapes() -> None:
 
 
 def test_every_app_command_names_an_existing_action() -> None:
-    from sessionref_tui.app import SessionrefApp
+    from sessionref_tui.chat_screen import ChatScreen
 
     for command in APP_COMMANDS:
-        assert callable(getattr(SessionrefApp, f"action_{command.action}", None)), command.action
+        assert callable(getattr(ChatScreen, f"action_{command.action}", None)), command.action

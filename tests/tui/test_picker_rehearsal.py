@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from app_factory import build_harness
+from sessionref_tui.textual_compat import DISPLAY_METHOD
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.mention_popup import MentionPopup
 from textual.app import App
@@ -20,7 +21,7 @@ from textual.app import App
 def written_frames(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """For every frame an app hands to the terminal: whether the picker was displayed in it."""
     frames: list[bool] = []
-    real_display = App._display
+    real_display = getattr(App, DISPLAY_METHOD)
 
     def display(self: App[Any], screen: Any, renderable: Any) -> None:
         if renderable is not None:
@@ -28,13 +29,13 @@ def written_frames(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
             frames.append(bool(popups) and popups.first().display)
         real_display(self, screen, renderable)
 
-    monkeypatch.setattr(App, "_display", display)
+    monkeypatch.setattr(App, DISPLAY_METHOD, display)
     return frames
 
 
 async def test_the_picker_is_laid_out_unseen_then_closed(tmp_path: Path, written_frames: list[bool]) -> None:
     harness = build_harness(tmp_path)
-    assert harness.app.rehearse_picker, "on by default"
+    assert harness.app.chat.rehearse_picker, "on by default"
     rehearsed: list[int] = []
     sizes_at_end: list[int] = []
     real_rehearse, real_end = MentionPopup.rehearse, MentionPopup.end_rehearsal
@@ -75,7 +76,7 @@ async def test_while_rehearsed_the_picker_takes_no_keys_and_no_clicks(tmp_path: 
         await pilot.pause()
         composer = pilot.app.query_one(Composer)
         popup = composer.popup
-        candidates = await harness.workspace.candidates(pilot.app.agent, "", 5)
+        candidates = await harness.workspace.candidates(pilot.app.chat.agent, "", 5)
         popup.rehearse(candidates)
         await pilot.pause()
         assert popup.display and popup.size.height > 0 and not popup.is_open

@@ -29,6 +29,6 @@ def test_read_only_is_one_sentence_with_the_code_and_the_next_step(code: str) ->
 
 
 def test_the_key_named_in_the_refusal_is_the_apps() -> None:
-    from sessionref_tui.app import MENTION_IN_NEW_SESSION
+    from sessionref_tui.chat_screen import MENTION_IN_NEW_SESSION
 
     assert MENTION_IN_NEW_SESSION_KEY.lower() == MENTION_IN_NEW_SESSION

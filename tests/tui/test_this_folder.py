@@ -26,7 +26,7 @@ async def test_one_meaning_everywhere_follows_the_session_on_screen(tmp_path: Pa
         assert [option_list.get_option_at_index(index).id for index in (1, 2)] == here
 
         references = harness.workspace.references
-        candidates = await references.list_candidates(pilot.app.agent, "", signal=AbortSignal())
+        candidates = await references.list_candidates(pilot.app.chat.agent, "", signal=AbortSignal())
         marked = [candidate.session_id for candidate in candidates if candidate.same_workspace]
         assert marked == [session_id_for("incident")]
 

@@ -164,11 +164,11 @@ def run_chat(
             app.run()
     finally:
         opener.close()
-    error = app.open_error
-    if error is not None:
-        if not _coded(error):
-            raise error
-        return _fail(sys.stderr, error)
+    open_error = app.open_error
+    if open_error is not None:
+        if not _coded(open_error):
+            raise open_error
+        return _fail(sys.stderr, open_error)
     return EXIT_OK
 
 

@@ -27,7 +27,15 @@ from sessionref_tui.display import (
 from sessionref_tui.source_marks import source_color, source_mark
 
 if TYPE_CHECKING:
-    from sessionref_tui.app import SessionrefApp
+    from sessionref_tui.chat_screen import ChatScreen
+
+
+def calling_chat(provider: Provider) -> ChatScreen | None:
+    """The chat the palette was opened over (None over another screen: its commands are not offered)."""
+    from sessionref_tui.chat_screen import ChatScreen  # imports this module: ask for it once running
+
+    screen = provider.screen
+    return screen if isinstance(screen, ChatScreen) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +102,14 @@ class AppCommands(Provider):
     only those that can run now are offered."""
 
     def _run(self, action: str) -> Callable[[], object]:
-        return partial(self.app.run_action, action)
+        return partial(self.screen.run_action, action)
 
     def _available(self) -> list[AppCommand]:
         """The commands that can run now (no rename for a new session, no compaction twice, …)."""
-        return [command for command in APP_COMMANDS if self.app.check_action(command.action, ()) is not False]
+        chat = calling_chat(self)
+        if chat is None:
+            return []
+        return [command for command in APP_COMMANDS if chat.check_action(command.action, ()) is not False]
 
     async def discover(self) -> Hits:
         for command in self._available():
@@ -119,10 +130,12 @@ class SessionSwitcher(Provider):
     minus the current one; `Workspace.limits.switcher` of them per query."""
 
     async def _hits(self, query: str) -> list[tuple[str, Content, Callable[[], object]]]:
-        app: SessionrefApp = self.app  # type: ignore[assignment]
-        workspace = app.workspace
-        found = await workspace.candidates(app.agent, query, workspace.limits.switcher)
-        now_ms = app.now_ms()
+        chat = calling_chat(self)
+        if chat is None:
+            return []
+        workspace = chat.workspace
+        found = await workspace.candidates(chat.agent, query, workspace.limits.switcher)
+        now_ms = chat.now_ms()
         hits: list[tuple[str, Content, Callable[[], object]]] = []
         for candidate in found:
             label = candidate.label
@@ -132,10 +145,10 @@ class SessionSwitcher(Provider):
                 relative_age(candidate.last_activity, now_ms),
                 query,
                 same_folder=candidate.same_workspace,
-                home=app.home_dir,
+                home=chat.home_dir,
                 session_id=candidate.session_id,
             )
-            hits.append((label, display, partial(app.open_session, candidate.session_id)))
+            hits.append((label, display, partial(chat.open_session, candidate.session_id)))
         return hits
 
     async def discover(self) -> Hits:

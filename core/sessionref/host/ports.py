@@ -23,8 +23,15 @@ __all__ = ["ChatModel", "WorkspaceStore"]
 class WorkspaceStore(AgentStore, SessionQuery, Protocol):
     """The store calls of the host and the UIs (`SessionStore` fits)."""
 
-    root: Path
-    caught_up: bool
+    @property
+    def root(self) -> Path:
+        """The store's root folder."""
+        ...
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether the store has caught up with what other programs wrote since it opened."""
+        ...
 
     def create_session(
         self, *, cwd: str | None, session_id: str | None = None, created_at: int | None = None

@@ -53,7 +53,9 @@ from sessionref.host.ui_policy import (
 )
 from sessionref.service.abort import AbortSignal
 from sessionref.service.candidates import Candidate
+from sessionref.service.protocols import Progress, SessionRecord
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
+from sessionref.store.logfile import LogReport
 from sessionref.store.spill_files import DirectorySpillStore
 from sessionref.textsearch.store_index import StoreConversationIndex
 
@@ -69,6 +71,10 @@ __all__ = [
     "Workspace",
     "merge_returned_drafts",
 ]
+
+
+LogListener = Callable[[str, list[dict[str, Any]]], None]
+"""Called with a session id and the events just appended to its log."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,6 +337,55 @@ class Workspace:
             await asyncio.to_thread(self.conversations.close)
         if close_store:
             self.store.close()
+
+    # -- what the UIs read, write and follow of the store (they never reach past the workspace) -----
+
+    @property
+    def store_root(self) -> Path:
+        """The store's folder (where the line mode keeps its prompt history)."""
+        return Path(self.store.root)
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether the store has walked its logs since it opened (False: opened from its index alone)."""
+        return bool(getattr(self.store, "caught_up", True))
+
+    def catch_up(self, progress: Progress | None = None) -> None:
+        """Walk the logs for what changed while the store was closed (blocking: call it in a thread)."""
+        self.store.refresh(progress=progress)
+
+    def title(self, session_id: str) -> str | None:
+        """The session's title: its own, else the one the index derives from its first message."""
+        title: str | None = self.store.title(session_id)
+        return title
+
+    def record(self, session_id: str) -> SessionRecord:
+        """The session's index record (raises the store's coded error for an unknown session)."""
+        record: SessionRecord = self.store.record(session_id)
+        return record
+
+    def has_session(self, session_id: str) -> bool:
+        """Whether `session_id` names a session the store knows."""
+        try:
+            self.store.record(session_id)
+        except Exception:
+            return False
+        return True
+
+    def read_log(self, session_id: str) -> LogReport:
+        """The session's log events, with the lines that could not be read."""
+        report: LogReport = self.store.read_log_report(session_id)
+        return report
+
+    async def rename(self, session_id: str, title: str) -> None:
+        """Give the session a new title (written off the event loop)."""
+        await self.store.on_lane(session_id, self.store.rename, session_id, title)
+
+    def on_log_appended(self, listener: LogListener) -> Callable[[], None]:
+        """Call `listener(session_id, events)` after every append to any log (in the appending thread);
+        returns the unsubscribe function."""
+        unsubscribe: Callable[[], None] = self.store.subscribe(listener)
+        return unsubscribe
 
 
 def _add(listeners: list[Any], listener: Any) -> Callable[[], None]:

@@ -7,12 +7,15 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from sessionref.contract.excerpts import bounded_excerpt
 
 from sessionref_tui.cli.output import EXIT_USAGE
 from sessionref_tui.display import inert
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 USAGE_MESSAGE_CHARS: Final = 300
 """Characters of an argparse error (which may quote the bad argument) printed with the usage line."""
@@ -145,7 +148,7 @@ class VersionAction(argparse.Action):
 class BoundedArgumentParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors quote a bounded, inert excerpt of what was typed."""
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         # argparse drops write errors here; a closed pipe must reach `main` to end with status 141.
         if message:
             (file or sys.stderr).write(message)
@@ -222,13 +225,13 @@ def _epilog(*, with_json: bool, dsh: bool = True) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `sessionref` with every subcommand."""
-    read_store = argparse.ArgumentParser(add_help=False)
+    read_store = BoundedArgumentParser(add_help=False)
     read_store.add_argument("--store", metavar="DIR", type=_directory, help=READ_STORE_HELP)
-    write_store = argparse.ArgumentParser(add_help=False)
+    write_store = BoundedArgumentParser(add_help=False)
     write_store.add_argument("--store", metavar="DIR", type=_directory, help=WRITE_STORE_HELP)
-    as_json = argparse.ArgumentParser(add_help=False)
+    as_json = BoundedArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
-    sources = argparse.ArgumentParser(add_help=False)
+    sources = BoundedArgumentParser(add_help=False)
     sources.add_argument("--sources", metavar="LIST", type=_source_list, default=None, help=SOURCES_HELP)
 
     parser = BoundedArgumentParser(
@@ -243,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add(
         name: str,
         help_text: str,
-        *parents: argparse.ArgumentParser,
+        *parents: BoundedArgumentParser,
         description: str | None = None,
         dsh: bool = True,
     ) -> argparse.ArgumentParser:

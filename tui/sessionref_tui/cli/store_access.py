@@ -67,17 +67,17 @@ def internal_error_log(args: argparse.Namespace) -> InternalErrorLog | None:
 
 def progress_printer(
     *, threshold: int = LARGE_STORE_SESSIONS, what: str = "indexing sessions"
-) -> Callable[[int, int], None]:
+) -> Callable[[int, int | None], None]:
     """A `progress(done, total)` callback printing `what: done/total (percent)` on stderr, at most once
     per percent.
 
-    Stays silent when fewer than `threshold` sessions are being indexed.
+    Stays silent when fewer than `threshold` sessions are being indexed, or the total is not known.
     """
     last = -1
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int | None) -> None:
         nonlocal last
-        if total < threshold:
+        if total is None or total < threshold:
             return
         percent = 100 if total <= 0 else done * 100 // total
         if percent == last:

@@ -110,7 +110,7 @@ class LineMode:
             completer=SessionMentionCompleter(self.lookups),
             complete_while_typing=True,
             lexer=MentionLexer(),
-            history=history or open_history(workspace.store.root),
+            history=history or open_history(workspace.store_root),
             key_bindings=line_mode_key_bindings(self),
             bottom_toolbar=self._toolbar,
             style=REPL_STYLE,
@@ -183,7 +183,7 @@ class LineMode:
         self._target = target
         self._title = None
         if isinstance(target, Agent):
-            self._title = self.workspace.store.title(target.id)
+            self._title = self.workspace.title(target.id)
             removers = [
                 target.on_status(lambda _status: self._invalidate()),
                 target.on_turn_error(self._turn_failed),
@@ -382,7 +382,7 @@ class LineMode:
 
     def _name_of(self, session_id: str) -> str:
         try:
-            return self.workspace.store.title(session_id) or NEW_SESSION_NAME
+            return self.workspace.title(session_id) or NEW_SESSION_NAME
         except Exception:
             return session_id
 

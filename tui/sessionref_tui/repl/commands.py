@@ -173,11 +173,10 @@ async def _sessions(host: CommandHost, query: str) -> None:
 async def _switch(host: CommandHost, argument: str) -> None:
     if not argument:
         raise CommandError(ReplCode.USAGE, "usage: /switch <id or title>")
-    store = host.workspace.store
     if argument == host.agent.id:
         host.transcript.notice("already in that session")
         return
-    if _exists(store, argument):
+    if host.workspace.has_session(argument):
         host.switch_to(host.workspace.agent(argument))
         return
     found = await _candidates(host, argument)
@@ -192,19 +191,10 @@ async def _switch(host: CommandHost, argument: str) -> None:
     _print_candidates(host, matches)
 
 
-def _exists(store: Any, session_id: str) -> bool:
-    try:
-        store.record(session_id)
-    except Exception:
-        return False
-    return True
-
-
 async def _title(host: CommandHost, argument: str) -> None:
     if not argument:
         raise CommandError(ReplCode.USAGE, "usage: /title <text>")
-    store, session_id = host.workspace.store, _existing(host, "title").id
-    await store.on_lane(session_id, store.rename, session_id, argument)
+    await host.workspace.rename(_existing(host, "title").id, argument)
 
 
 async def _compact(host: CommandHost, _argument: str) -> None:
@@ -264,7 +254,7 @@ async def _log(host: CommandHost, _argument: str) -> None:
     if isinstance(host.agent, DraftSession):
         host.transcript.notice("(no log yet: this session is created by its first message)")
         return
-    report = host.workspace.store.read_log_report(host.agent.id)
+    report = host.workspace.read_log(host.agent.id)
     events = report.events
     if not events:
         host.transcript.notice("(the log has no events yet)")

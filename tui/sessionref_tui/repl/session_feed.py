@@ -57,7 +57,7 @@ class SessionFeed:
         """Subscribe to the store's appends; call it on the line mode's running loop."""
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._unsubscribe = self._workspace.store.subscribe(self._on_store_events)
+        self._unsubscribe = self._workspace.on_log_appended(self._on_store_events)
 
     def detach(self) -> None:
         """Stop following the store (nothing is shown afterwards)."""
@@ -78,7 +78,7 @@ class SessionFeed:
             return
         try:
             if any(event.get("type") in TITLE_EVENTS for event in events):
-                self._retitled(self._workspace.store.title(session_id))  # index lookup: fallback titles too
+                self._retitled(self._workspace.title(session_id))  # index lookup: fallback titles too
             self._transcript.show_events(events)
         except Exception as error:  # showing an event must never break the writer that appended it
             logger.exception("the line mode could not show new events")
@@ -87,7 +87,7 @@ class SessionFeed:
     def replay_recent(self, session_id: str, limit: int = 6) -> None:
         """Print the last `limit` messages of `session_id` (and how many earlier ones there are)."""
         try:
-            report = self._workspace.store.read_log_report(session_id)
+            report = self._workspace.read_log(session_id)
         except Exception as error:
             self._transcript.error(*describe_error(error, self._workspace.error_log))
             return

@@ -49,7 +49,7 @@ def reference_labels(message: Mapping[str, Any]) -> list[str]:
 
 def _under_gutter(prefix: StyleAndTextTuples, lines: list[StyleAndTextTuples]) -> list[StyleAndTextTuples]:
     """`prefix` before the first line, as many spaces as it is wide before the others."""
-    indent = [("", " " * sum(cell_len(part) for _style, part in prefix))]
+    indent = [("", " " * sum(cell_len(fragment[1]) for fragment in prefix))]
     return [[*(prefix if index == 0 else indent), *line] for index, line in enumerate(lines)]
 
 
@@ -112,14 +112,14 @@ class Transcript:
     def block(self, prefix: StyleAndTextTuples, text: str, style: str) -> None:
         """Print multi-line `text` word-wrapped to the terminal, `prefix` before its first row and an
         indent as wide as the prefix before the others."""
-        indent = sum(cell_len(part) for _style, part in prefix)
+        indent = sum(cell_len(fragment[1]) for fragment in prefix)
         width = self.columns() - indent - 1
         rows = [row for line in text.split("\n") for row in wrap_cells(inert(line), width)]
         self.print_lines(_under_gutter(prefix, [[(style, row)] for row in rows]))
 
     def markdown(self, prefix: StyleAndTextTuples, text: str) -> None:
         """Print the Markdown `text` rendered for the terminal's width, `prefix` before its first line."""
-        indent = sum(cell_len(part) for _style, part in prefix)
+        indent = sum(cell_len(fragment[1]) for fragment in prefix)
         self.print_lines(_under_gutter(prefix, markdown_lines(text, self.columns() - indent - 1) or [[]]))
 
     def show_events(self, events: Iterable[Mapping[str, Any]]) -> None:

@@ -16,7 +16,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import events
 from textual.widgets import TextArea
-from textual.widgets.text_area import Edit, EditResult, Location
+from textual.widgets.text_area import Document, Edit, EditResult, Location
 
 from sessionref_tui.mentions import (
     ChipDocument,
@@ -79,27 +79,39 @@ class ComposerInput(TextArea):
         self._set_chips(ChipDocument(self.text, ()))
 
     @property
+    def _text_document(self) -> Document:
+        # A TextArea without a language holds a plain `Document` (typed as its base, `DocumentBase`).
+        document = self.document
+        assert isinstance(document, Document)
+        return document
+
+    def index_of(self, location: Location) -> int:
+        """The index into the displayed text of a (row, column) location."""
+        return self._text_document.get_index_from_location(location)
+
+    @property
     def cursor_offset(self) -> int:
         """The cursor position as an index into the displayed text."""
-        return self.document.get_index_from_location(self.cursor_location)
+        return self.index_of(self.cursor_location)
 
     def location_of(self, offset: int) -> Location:
         """The (row, column) location of an index into the displayed text."""
-        return self.document.get_location_from_index(offset)
+        return self._text_document.get_location_from_index(offset)
 
     def _set_chips(self, document: ChipDocument) -> None:
         if document.display != self.text:
             document = reconcile(self._chips, self.text)
         if document != self._chips:
             self._chips = document
-            self._line_cache.clear()
+            # The chips are drawn as styled ranges (`get_line`): lines drawn with the old chips are stale.
+            self.notify_style_update()
             self.refresh()
         self._states.append(document)
 
     def edit(self, edit: Edit) -> EditResult:
         """Perform `edit`, turning canonical tokens in inserted text into chips."""
-        start = self.document.get_index_from_location(edit.from_location)
-        end = self.document.get_index_from_location(edit.to_location)
+        start = self.index_of(edit.from_location)
+        end = self.index_of(edit.to_location)
         before = self._chips
         if _TOKEN_MARK in edit.text:
             fragment = parse_value(edit.text)
@@ -143,7 +155,7 @@ class ComposerInput(TextArea):
         span = backspace_range(self._chips, self.cursor_offset)
         if span is None:
             return
-        self._delete_via_keyboard(self.location_of(span[0]), self.location_of(span[1]))
+        self.delete(self.location_of(span[0]), self.location_of(span[1]), maintain_selection_offset=False)
 
     def action_delete_right(self) -> None:
         """Delete: a chip starting at the cursor goes as a whole, else one character."""
@@ -153,15 +165,15 @@ class ComposerInput(TextArea):
         span = delete_range(self._chips, self.cursor_offset)
         if span is None:
             return
-        self._delete_via_keyboard(self.location_of(span[0]), self.location_of(span[1]))
+        self.delete(self.location_of(span[0]), self.location_of(span[1]), maintain_selection_offset=False)
 
     # --- clipboard -------------------------------------------------------------------------
 
     def _selected_offsets(self) -> tuple[int, int]:
         start, end = self.selection
         return (
-            self.document.get_index_from_location(start),
-            self.document.get_index_from_location(end),
+            self.index_of(start),
+            self.index_of(end),
         )
 
     def action_copy(self) -> None:
@@ -178,7 +190,7 @@ class ComposerInput(TextArea):
             return
         start, end = expand_to_chips(self._chips, *self._selected_offsets())
         self.app.copy_to_clipboard(canonical_slice(self._chips, start, end))
-        self._delete_via_keyboard(self.location_of(start), self.location_of(end))
+        self.delete(self.location_of(start), self.location_of(end), maintain_selection_offset=False)
 
     # --- keys, paste, rendering ------------------------------------------------------------
 
@@ -194,8 +206,8 @@ class ComposerInput(TextArea):
         event.prevent_default()
         if self.read_only:
             return
-        if result := self._replace_via_keyboard(event.text, *self.selection):
-            self.move_cursor(result.end_location)
+        start, end = self.selection
+        self.move_cursor(self.replace(event.text, start, end, maintain_selection_offset=False).end_location)
         if self.after_paste is not None:
             self.after_paste()
 
@@ -210,7 +222,7 @@ class ComposerInput(TextArea):
         line = super().get_line(line_index)
         if not self._chips.chips:
             return line
-        line_start = self.document.get_index_from_location((line_index, 0))
+        line_start = self.index_of((line_index, 0))
         line_end = line_start + len(line.plain)
         style = self.get_component_rich_style("composer--chip", partial=True)
         for chip in self._chips.chips:

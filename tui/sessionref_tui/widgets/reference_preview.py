@@ -143,10 +143,10 @@ def render_preview(preview: PreviewLike, label: str, width: int, *, age: str | N
         budget.append(" · long text cut", style="dim")
     budget.append(f" · budget {format_bytes(preview.budget_bytes)}", style="dim")
     lines = [head, budget]
-    for name, line in (("first", preview.first_line), ("last ", preview.last_line)):
-        if line is not None:
+    for name, said in (("first", preview.first_line), ("last ", preview.last_line)):
+        if said is not None:
             excerpt = Text(f"{name} ", style="dim", no_wrap=True, end="")
-            excerpt.append(truncate_end(inert(line), max(1, width - 6)), style="italic")
+            excerpt.append(truncate_end(inert(said), max(1, width - 6)), style="italic")
             lines.append(excerpt)
     for line in lines:
         line.truncate(max(1, width), overflow="ellipsis")

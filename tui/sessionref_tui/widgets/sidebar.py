@@ -14,7 +14,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -28,6 +27,7 @@ from sessionref_tui.display import (
     truncate_middle,
 )
 from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark
+from sessionref_tui.textual_compat import SteadyScrollbarOptionList
 
 
 class Listed(Protocol):
@@ -116,21 +116,8 @@ def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: b
     return Content.assemble(marker, *source, (title, "bold" if current else ""), "\n  ", *second)
 
 
-class SessionList(OptionList):
-    """The sidebar's option list, which keeps its scrollbar out of unrelated layout passes.
-
-    Textual's `ScrollView._size_updated` compares the size the compositor arranged
-    (the visible box) with the list's own virtual size (every line); for a list
-    longer than the sidebar they always differ, so every screen layout, e.g. the
-    `@` picker opening, re-rendered this scrollbar. Comparing the list's own
-    virtual size keeps the real triggers: the list resized or its options changed
-    (`set_options` updates the scrollbar itself).
-    """
-
-    def _size_updated(
-        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
-    ) -> bool:
-        return super()._size_updated(size, self.virtual_size, container_size, layout)
+class SessionList(SteadyScrollbarOptionList):
+    """The sidebar's option list: its scrollbar stays out of unrelated layout passes (see the base)."""
 
 
 class Sidebar(Vertical):

@@ -11,10 +11,11 @@ failed or cancelled turns say so plainly. Everything from the log is shown inert
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from sessionref_tui.display import inert, inert_lines
@@ -100,6 +101,14 @@ class UserMessageView(Static):
             self.update(chip_content(self.text, self.labels))
 
 
+def literal_title(text: str) -> str:
+    """`text`, inert, as a `Collapsible` title drawn as written (never parsed as markup).
+
+    `Collapsible` hands its title to `CollapsibleTitle`, which takes `Content` as it is; Textual
+    annotates the parameter `str` only, hence the cast."""
+    return cast(str, Content(inert(text)))
+
+
 class SnapshotView(Collapsible):
     """One collapsible row per snapshot: expands to per-reference stats and the pretty JSON."""
 
@@ -119,7 +128,7 @@ class SnapshotView(Collapsible):
         )
         super().__init__(
             Static(body, classes="snapshot-body"),
-            title=Content(inert(snapshot_title(message))),
+            title=literal_title(snapshot_title(message)),
             collapsed=True,
             classes="snapshot",
         )
@@ -142,7 +151,7 @@ class ContextView(Collapsible):
     def __init__(self, source: str, text: str) -> None:
         super().__init__(
             Static(Content(markdown_safe(text)), classes="context-body"),
-            title=Content(inert(context_title(source, text))),
+            title=literal_title(context_title(source, text)),
             collapsed=True,
             classes="context",
         )
@@ -211,7 +220,7 @@ class Transcript(VerticalScroll):
         self.known_labels: set[str] = set()
         self._replies: dict[tuple[Any, Any], AssistantReply] = {}
         self._last_prompt: UserMessageView | None = None
-        self._last_row: Static | Vertical | None = None
+        self._last_row: Widget | None = None
         self._message_count = 0
 
     def on_mount(self) -> None:
@@ -242,7 +251,7 @@ class Transcript(VerticalScroll):
         for event in events:
             self._apply_one(event)
 
-    def _mount_row(self, row: Static | Vertical) -> None:
+    def _mount_row(self, row: Widget) -> None:
         for welcome in self.query(".welcome"):
             welcome.remove()
         # A snapshot row and the prompt that cited it read as one block, whichever comes first.
