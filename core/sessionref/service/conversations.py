@@ -26,6 +26,7 @@ from sessionref.service.protocols import (
     ConversationHits,
     ConversationQuery,
     ConversationStatus,
+    QuestionSearch,
     SessionQuery,
     SurfaceSnapshot,
 )
@@ -154,9 +155,12 @@ async def find_conversations(
     text: str,
     limit: int,
     signal: AbortSignal | None = None,
+    question: bool = False,
 ) -> ConversationSearchResult:
     """Up to `limit` sessions other than `agent_id` whose conversation matches `text`, best first.
 
+    With `question`, `text` is a question an agent typed: a `QuestionSearch` backend answers it
+    (any other backend searches it as typed text).
     The backend searches in a worker thread; labels come from `query.read_titles` (the index).
     Without a backend the result is `off`. Backend errors propagate unchanged; an aborted
     `signal` gives `SESSION_REFERENCE_CANCELLED` and sets the backend's `cancel` event.
@@ -167,9 +171,10 @@ async def find_conversations(
     cancel = threading.Event()
     finished = False
     try:
+        search = backend.search_question if question and isinstance(backend, QuestionSearch) else None
         found: ConversationHits = await race(
             asyncio.to_thread(
-                backend.search_conversations,
+                search or backend.search_conversations,
                 text,
                 limit=limit,
                 exclude_session_id=agent_id or None,

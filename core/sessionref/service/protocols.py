@@ -161,3 +161,22 @@ class ConversationQuery(Protocol):
         is interrupted) and may raise; the service has then already given up on it.
         """
         ...
+
+
+@runtime_checkable
+class QuestionSearch(Protocol):
+    """A conversation backend that also answers questions an agent typed (not keystrokes): the
+    strict all-words query first, then any-word matching ranked by relevance when it finds little.
+    Same threading and cancellation rules as `ConversationQuery`."""
+
+    def search_question(
+        self,
+        text: str,
+        *,
+        limit: int,
+        exclude_session_id: str | None,
+        cwd: str | None,
+        cancel: threading.Event,
+    ) -> ConversationHits:
+        """Up to `limit` sessions whose conversation answers the question `text`, best first."""
+        ...

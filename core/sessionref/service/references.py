@@ -160,8 +160,11 @@ class SessionReferences:
         limit: object = 20,
         *,
         signal: AbortSignal | None = None,
+        question: bool = False,
     ) -> ConversationSearchResult:
         """Other sessions whose conversation matches `text` (what was said, not the title), best first.
+
+        `question`: `text` is a question an agent typed, not keystrokes (see `find_conversations`).
 
         Relevance, then `agent`'s cwd, then recent activity; one match per session, `agent` itself
         never. Runs in a worker thread; cancellable like `list_candidates` (an aborted `signal`
@@ -177,6 +180,7 @@ class SessionReferences:
             text=checked_search_text(text),
             limit=checked,
             signal=signal,
+            question=question,
         )
 
     async def message_context(

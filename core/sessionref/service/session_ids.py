@@ -4,6 +4,8 @@ Every host resolves ids the same way (the CLI's ``show``/``mention``/``prepare -
 ``repl --session``, the line mode's ``/switch``, the app): an exact id always wins, even when it
 is also the prefix of longer ids; otherwise the one id that starts with the text; several such ids
 are ``SESSION_ID_AMBIGUOUS`` listing a few of them; none is ``STORE_SESSION_NOT_FOUND``.
+`resolve_session_text` also takes what an agent may hold instead of an id: a ``dsh-session:`` URI
+or a whole ``@[label](dsh-session:…)`` mention token (the MCP server's ``session`` arguments).
 Only the public :class:`~sessionref.service.protocols.SessionQuery` API is used (``list_sessions``), so any
 backend works and nothing here reads a log.
 """
@@ -13,7 +15,13 @@ from __future__ import annotations
 from typing import Final
 
 from sessionref.contract.errors import CodedError
+from sessionref.contract.errors import ErrorCode, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.contract.uri import (
+    SESSION_REFERENCE_SCHEME,
+    decode_session_reference_uri,
+    find_mention_spans,
+)
 from sessionref.service.protocols import SessionQuery
 
 SESSION_ID_AMBIGUOUS: Final = "SESSION_ID_AMBIGUOUS"
@@ -54,6 +62,28 @@ async def resolve_session_id(sessions: SessionQuery, text: str) -> str:
         SESSION_ID_AMBIGUOUS,
         f"{quoted} is the start of {len(matches)} session ids: {shown}{rest}; type more of the id",
     )
+
+
+async def resolve_session_text(sessions: SessionQuery, text: str) -> str:
+    """The id of the one session `text` names: an id or unique id prefix (`resolve_session_id`), a
+    canonical ``dsh-session:`` URI, or a text that is exactly one ``@[label](dsh-session:…)`` token.
+
+    A malformed URI or token is ``SESSION_REFERENCE_INVALID_REFERENCE``; else as `resolve_session_id`.
+    """
+    stripped = text.strip()
+    if stripped.startswith(SESSION_REFERENCE_SCHEME):
+        return await resolve_session_id(sessions, decode_session_reference_uri(stripped))
+    if stripped.startswith("@["):
+        spans = find_mention_spans(stripped)
+        whole = len(spans) == 1 and spans[0].start == 0 and spans[0].end == len(stripped)
+        if not whole or spans[0].kind != "mention":
+            raise SessionReferenceError(
+                ErrorCode.INVALID_REFERENCE, f"{_quote(stripped)} is not one @[label](dsh-session:…) mention"
+            )
+        if spans[0].session_id is None:
+            raise spans[0].error or SessionReferenceError(ErrorCode.INVALID_REFERENCE, "invalid mention")
+        return await resolve_session_id(sessions, spans[0].session_id)
+    return await resolve_session_id(sessions, text)
 
 
 def _quote(text: str) -> str:

@@ -44,7 +44,8 @@ from sessionref.textsearch.errors import TEXT_SEARCH_CLOSED, TEXT_SEARCH_UNAVAIL
 from sessionref.textsearch.index import MAX_LIMIT, TextIndex
 from sessionref.textsearch.index_status import IndexStatus, Phase
 from sessionref.textsearch.protocol import SearchCancellation, SessionFacts
-from sessionref.textsearch.query import parse_query
+from sessionref.textsearch.query import QueryPlan, parse_query
+from sessionref.textsearch.question import ENOUGH_STRICT_MATCHES, question_plans
 from sessionref.textsearch.store_link import BlockingCalls, ConversationStore, text_index_path
 
 __all__ = [
@@ -333,6 +334,49 @@ class StoreConversationIndex:
         plan = parse_query(text)
         if plan.status != "ok":
             return ConversationHits(status=plan.status, pending=plan.pending)
+        return self._search_plan(
+            plan, limit=limit, exclude_session_id=exclude_session_id, cwd=cwd, cancel=cancel
+        )
+
+    def search_question(
+        self,
+        text: str,
+        *,
+        limit: int,
+        exclude_session_id: str | None,
+        cwd: str | None,
+        cancel: threading.Event,
+    ) -> ConversationHits:
+        """Sessions whose conversation answers the question `text`, best first (`QuestionSearch`).
+
+        The strict plan first (every content word); when it finds fewer than
+        `ENOUGH_STRICT_MATCHES` sessions, the loose one (any content word, by bm25) fills the rest
+        after them (see `question.py`).
+        """
+        plans = question_plans(text)
+        if plans.strict is None or plans.loose is None:
+            return ConversationHits(status="empty")
+        options: dict[str, Any] = {"limit": limit, "exclude_session_id": exclude_session_id, "cwd": cwd}
+        strict = self._search_plan(plans.strict, cancel=cancel, **options)
+        if strict.status != "ok" or len(strict.hits) >= min(limit, ENOUGH_STRICT_MATCHES):
+            return strict
+        loose = self._search_plan(plans.loose, cancel=cancel, **options)
+        if loose.status != "ok":
+            return strict
+        seen = {hit.session_id for hit in strict.hits}
+        merged = strict.hits + tuple(hit for hit in loose.hits if hit.session_id not in seen)
+        return ConversationHits(merged[:limit], "ok", "", strict.complete and loose.complete)
+
+    def _search_plan(
+        self,
+        plan: QueryPlan,
+        *,
+        limit: int,
+        exclude_session_id: str | None,
+        cwd: str | None,
+        cancel: threading.Event,
+    ) -> ConversationHits:
+        """The hits of one parsed `plan` (status "ok"), or why the index could not answer."""
         status = self.status
         index = self._index
         if status.phase in ("idle", "opening", "building"):  # idle: a UI starts it once its sessions show
