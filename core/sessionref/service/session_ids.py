@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from sessionref.contract.errors import CodedError
-from sessionref.contract.errors import ErrorCode, SessionReferenceError
+from sessionref.contract.errors import CodedError, ErrorCode, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.contract.uri import (
     SESSION_REFERENCE_SCHEME,

@@ -19,6 +19,7 @@ Quoted parts stay phrases in both. Stemming, typos and identifiers are not handl
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, replace
 from typing import Final
@@ -29,21 +30,21 @@ from sessionref.textsearch.query import Phrase, QueryPlan, parse_query
 ENOUGH_STRICT_MATCHES: Final = 3
 """Sessions the strict plan must find for the loose one not to be asked."""
 
-STOP_WORDS: Final = frozenset(
-    """
-    a about above after again against all am an and any are as at be been before being below
-    between both but by can could did do does doing done down during each few for from further
-    get got had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    us let lets shall may might must also ever anything something someone somebody
-    tell show find remember recall know said say says talk talked discuss discussed decide
-    decided settle settled agree agreed mention mentioned anyone again please thing things
-    ok okay yes yeah hi hello thanks thank
-    """.split()
-)
+_STOP_WORD_TEXT: Final = """
+a about above after again against all am an and any are as at be been before being below
+between both but by can could did do does doing done down during each few for from further
+get got had has have having he her here hers herself him himself his how i if in into is
+it its itself just me more most my myself no nor not now of off on once only or other our
+ours ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself
+yourselves us let lets shall may might must also ever anything something someone somebody
+tell show find remember recall know said say says talk talked discuss discussed decide
+decided settle settled agree agreed mention mentioned anyone again please thing things ok
+okay yes yeah hi hello thanks thank
+"""
+
+STOP_WORDS: Final = frozenset(_STOP_WORD_TEXT.split())
 """Words dropped from a question: English function words and the verbs of asking about the past
 ("what did we decide about…"). They carry no topic, and a question is mostly made of them."""
 
@@ -82,7 +83,7 @@ def question_plans(question: str) -> QuestionPlans:
         return QuestionPlans(None, None)
     singles = list(strict.phrases)
     pairs: list[Phrase] = []
-    for first, second in zip(singles, singles[1:], strict=False):
+    for first, second in itertools.pairwise(singles):
         if first.quoted or second.quoted:
             continue
         pair = Phrase(first.tokens + second.tokens, False, False, first.units + second.units)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.cells import cell_len
-from sessionref.service.vantage import Vantage
 from sessionref.service.session_ids import resolve_session_id
+from sessionref.service.vantage import Vantage
 
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
 from sessionref_tui.cli.store_access import (
