@@ -10,7 +10,9 @@ cache entries now live 15 minutes, with 10 % jitter"). So a question gets a ladd
 2. **loose** (`any_word`): a message holding any one of those words matches, ranked by bm25 — a
    rarer word weighs more than a common one, more words more than fewer — plus every pair of
    adjacent content words as a phrase, so a message that says two of them together scores higher
-   (the phrase boost).
+   (the phrase boost). A word of `LOOSE_PREFIX_CHARS` or more also matches longer words it
+   starts, its plural `s` taken off first (`deploy` finds "deploys", `fridays` finds "Friday"): a
+   crude stand-in for stemming.
 
 The caller runs the strict plan first and the loose one only when the strict one found fewer than
 `ENOUGH_STRICT_MATCHES` sessions (`store_index.StoreConversationIndex.search_question`).
@@ -26,6 +28,9 @@ from typing import Final
 
 from sessionref.textsearch.normalize import TOKEN, fold
 from sessionref.textsearch.query import Phrase, QueryPlan, parse_query
+
+LOOSE_PREFIX_CHARS: Final = 4
+"""Words at least this long match as prefixes in the loose plan (shorter ones match too much)."""
 
 ENOUGH_STRICT_MATCHES: Final = 3
 """Sessions the strict plan must find for the loose one not to be asked."""
@@ -89,5 +94,14 @@ def question_plans(question: str) -> QuestionPlans:
         pair = Phrase(first.tokens + second.tokens, False, False, first.units + second.units)
         if pair not in pairs:
             pairs.append(pair)
-    loose = replace(strict, phrases=tuple(singles + pairs), any_word=True)
+    loose = replace(strict, phrases=tuple([_widened(phrase) for phrase in singles] + pairs), any_word=True)
     return QuestionPlans(strict, loose)
+
+
+def _widened(phrase: Phrase) -> Phrase:
+    """A one-word phrase as a prefix of its singular (`fridays` → `friday*`); others unchanged."""
+    if phrase.quoted or len(phrase.tokens) != 1 or len(phrase.tokens[0]) < LOOSE_PREFIX_CHARS:
+        return phrase
+    word = phrase.tokens[0]
+    stem = word[:-1] if word.endswith("s") and len(word) > LOOSE_PREFIX_CHARS else word
+    return replace(phrase, tokens=(stem,), prefix=True)
