@@ -20,10 +20,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from sessionref.mcp import limits
 from sessionref.mcp.errors import MCP_QUERY_TOO_LONG, MCP_SEARCH_UNAVAILABLE, McpError
@@ -96,7 +96,7 @@ class ReadOnlySessions:
         *,
         sources: Sequence[ForeignRoot] = (),
         cwd: str | None = None,
-        clock: Any = time.time,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store_root = store_root
         self.settings = settings

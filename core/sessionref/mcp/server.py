@@ -145,8 +145,8 @@ class ToolSpec:
 
 
 class SessionTools:
-    """The tools, resources and prompts of the server, over one `ReadOnlySessions` (SDK-free
-    except the result types, imported by `build_server`)."""
+    """What the tools, resources and prompts answer, over one `ReadOnlySessions`, without the SDK:
+    clamping, cursors, framing and the response cap (`build_server` adapts it to the protocol)."""
 
     def __init__(self, sessions: ReadOnlySessions, cursors: CursorSigner | None = None) -> None:
         self.sessions = sessions

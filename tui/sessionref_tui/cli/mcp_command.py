@@ -15,6 +15,7 @@ import os
 import sys
 from importlib.util import find_spec
 
+from sessionref.contract.errors import describe_error
 from sessionref.mcp.errors import MCP_SDK_MISSING
 
 from sessionref_tui.cli.output import EXIT_OK, EXIT_USAGE, report_error
@@ -41,5 +42,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     settings = command_settings(root)
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
     sessions = ReadOnlySessions(root, settings, sources=command_roots(args, settings), cwd=cwd)
-    asyncio.run(serve(sessions, package_version()))
+    try:
+        asyncio.run(serve(sessions, package_version()))
+    except Exception as error:  # the traceback goes to stderr, never into the store
+        logging.getLogger(__name__).error("the MCP server stopped", exc_info=error)
+        code, message = describe_error(error, None)
+        return report_error(code, message, as_json=False)
     return EXIT_OK

@@ -379,14 +379,14 @@ def build_parser() -> argparse.ArgumentParser:
         "else the automatic budget of the configured model)",
     )
 
-    mcp = commands.add_parser(
+    mcp = add(
         "mcp",
-        help="Serve every session to other agents over MCP (stdio).",
+        "Serve every session to other agents over MCP (stdio).",
+        write_store,
+        sources,
         description=MCP_DESCRIPTION,
-        parents=[write_store, sources],
-        epilog=MCP_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    mcp.epilog = MCP_EPILOG
     mcp.add_argument(
         "--cwd",
         metavar="DIR",
