@@ -63,15 +63,13 @@ async def resolve_session_id(sessions: SessionQuery, text: str) -> str:
     )
 
 
-async def resolve_session_text(sessions: SessionQuery, text: str) -> str:
-    """The id of the one session `text` names: an id or unique id prefix (`resolve_session_id`), a
-    canonical ``dsh-session:`` URI, or a text that is exactly one ``@[label](dsh-session:…)`` token.
-
-    A malformed URI or token is ``SESSION_REFERENCE_INVALID_REFERENCE``; else as `resolve_session_id`.
-    """
+def session_id_in_text(text: str) -> str:
+    """The id `text` names without looking anything up: the id inside a canonical ``dsh-session:``
+    URI or inside a text that is exactly one ``@[label](dsh-session:…)`` token; else `text` itself
+    (an id or an id prefix). A malformed URI or token is ``SESSION_REFERENCE_INVALID_REFERENCE``."""
     stripped = text.strip()
     if stripped.startswith(SESSION_REFERENCE_SCHEME):
-        return await resolve_session_id(sessions, decode_session_reference_uri(stripped))
+        return decode_session_reference_uri(stripped)
     if stripped.startswith("@["):
         spans = find_mention_spans(stripped)
         whole = len(spans) == 1 and spans[0].start == 0 and spans[0].end == len(stripped)
@@ -81,8 +79,17 @@ async def resolve_session_text(sessions: SessionQuery, text: str) -> str:
             )
         if spans[0].session_id is None:
             raise spans[0].error or SessionReferenceError(ErrorCode.INVALID_REFERENCE, "invalid mention")
-        return await resolve_session_id(sessions, spans[0].session_id)
-    return await resolve_session_id(sessions, text)
+        return spans[0].session_id
+    return text
+
+
+async def resolve_session_text(sessions: SessionQuery, text: str) -> str:
+    """The id of the one session `text` names: an id or unique id prefix (`resolve_session_id`), a
+    canonical ``dsh-session:`` URI, or a text that is exactly one ``@[label](dsh-session:…)`` token.
+
+    A malformed URI or token is ``SESSION_REFERENCE_INVALID_REFERENCE``; else as `resolve_session_id`.
+    """
+    return await resolve_session_id(sessions, session_id_in_text(text))
 
 
 def _quote(text: str) -> str:

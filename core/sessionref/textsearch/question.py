@@ -44,9 +44,8 @@ ours ourselves out over own same she should so some such than that the their the
 themselves then there these they this those through to too under until up very was we were
 what when where which while who whom why will with would you your yours yourself
 yourselves us let lets shall may might must also ever anything something someone somebody
-tell show find remember recall know said say says talk talked discuss discussed decide
-decided settle settled agree agreed mention mentioned anyone again please thing things ok
-okay yes yeah hi hello thanks thank
+remember recall know said say says talk talked discuss discussed decide decided settle
+settled agree agreed anyone again please ok okay yes yeah hi hello thanks thank
 """
 
 STOP_WORDS: Final = frozenset(_STOP_WORD_TEXT.split())
