@@ -61,7 +61,10 @@ class GetMessagesArguments(_Arguments):
         None, description="the seq to read around (default: the end of the conversation)"
     )
     before: int | None = Field(None, description="messages before around_seq (default 10, at most 50)")
-    after: int | None = Field(None, description="messages from around_seq on (default 10, at most 50)")
+    after: int | None = Field(
+        None,
+        description="messages after the one at around_seq, which is always included (default 10, at most 50)",
+    )
 
 
 Arguments = TypeVar("Arguments", bound=_Arguments)
