@@ -87,10 +87,18 @@ def parse_arguments(model: type[Arguments], tool: str, raw: dict[str, Any] | Non
 
 
 def input_schema(model: type[_Arguments]) -> dict[str, Any]:
-    """The JSON schema an MCP host shows for `model` (no titles, no `$defs`)."""
+    """The JSON schema an MCP host shows for `model`: no titles, and an optional argument typed as
+    its value (`{"type": "integer"}`, not "integer or null"): leaving it out is how it is omitted,
+    and hosts that turn typed-in text into arguments (the MCP Inspector) read the type from it."""
     schema = model.model_json_schema()
     schema.pop("title", None)
     schema.pop("description", None)
     for field in schema.get("properties", {}).values():
         field.pop("title", None)
+        choices = field.get("anyOf")
+        if isinstance(choices, list) and field.get("default", ...) is None:
+            typed = [choice for choice in choices if choice != {"type": "null"}]
+            if len(typed) == 1:
+                del field["anyOf"], field["default"]
+                field.update(typed[0])
     return schema

@@ -82,6 +82,8 @@ def test_every_tool_is_listed_read_only_with_a_strict_schema(mcp: McpProcess) ->
         assert tool.annotations.destructive_hint is False
         assert tool.input_schema["additionalProperties"] is False
     assert tools["get_snapshot"].input_schema["required"] == ["session"]
+    # Optional numbers are typed as numbers (hosts such as the MCP Inspector convert typed text by it).
+    assert tools["list_sessions"].input_schema["properties"]["limit"]["type"] == "integer"
 
 
 def test_list_sessions_is_ranked_exactly_like_the_sessions_command(
