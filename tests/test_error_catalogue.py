@@ -14,6 +14,7 @@ from pathlib import Path
 from sessionref.agent.errors import AgentCode
 from sessionref.contract.errors import ContractCode, ErrorCode
 from sessionref.host.errors import HostCode
+from sessionref.mcp.errors import McpCode
 from sessionref.models.base import ModelCode
 from sessionref.service.errors import ServiceCode
 from sessionref.sources.foreign import ForeignSourceErrorCode
@@ -38,6 +39,7 @@ CATALOGUE: tuple[type[StrEnum], ...] = (
     ModelCode,
     TextSearchCode,
     HostCode,
+    McpCode,
     CliCode,
     ReplCode,
 )

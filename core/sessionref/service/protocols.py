@@ -112,13 +112,16 @@ class ConversationRequest:
     """One search of what was said, as it travels from the service through the backend to the engine.
 
     `text` is what was typed; at most `limit` sessions; never the session `exclude_session_id`
-    (the searching one: left out once, by the engine); ranked from the folder `cwd`.
+    (the searching one: left out once, by the engine); ranked from the folder `cwd`. With
+    `question`, `text` is a question an agent typed, not keystrokes: a backend that can answers it
+    loosely (not every word need be said; `textsearch.question`), any other searches it as typed.
     """
 
     text: str
     limit: int = 20
     exclude_session_id: str | None = None
     cwd: str | None = None
+    question: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,9 +161,11 @@ class SessionReferences:
         limit: object = 20,
         *,
         signal: AbortSignal | None = None,
+        question: bool = False,
     ) -> ConversationSearchResult:
         """Other sessions whose conversation matches `text` (what was said, not the title), best first.
 
+        `question`: `text` is a question an agent typed, not keystrokes (`ConversationRequest.question`).
         Relevance, then `agent`'s cwd, then recent activity; one match per session, `agent` itself
         never. Runs in a worker thread; cancellable like `list_candidates` (an aborted `signal`
         gives `SESSION_REFERENCE_CANCELLED` and interrupts the running query). Without a text
@@ -174,6 +176,7 @@ class SessionReferences:
             checked_candidate_limit(limit),
             exclude_session_id=agent.id or None,
             cwd=getattr(agent, "cwd", None),
+            question=question,
         )
         return await find_conversations(self.conversations, request, signal)
 

@@ -4,6 +4,8 @@ Every host resolves ids the same way (the CLI's ``show``/``mention``/``prepare -
 ``repl --session``, the line mode's ``/switch``, the app): an exact id always wins, even when it
 is also the prefix of longer ids; otherwise the one id that starts with the text; several such ids
 are ``SESSION_ID_AMBIGUOUS`` listing a few of them; none is ``STORE_SESSION_NOT_FOUND``.
+`resolve_session_text` also takes what an agent may hold instead of an id: a ``dsh-session:`` URI
+or a whole ``@[label](dsh-session:…)`` mention token (the MCP server's ``session`` arguments).
 Only the public :class:`~sessionref.service.protocols.SessionQuery` API is used (``list_sessions``), so any
 backend works and nothing here reads a log.
 """
@@ -12,8 +14,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from sessionref.contract.errors import CodedError
+from sessionref.contract.errors import CodedError, ErrorCode, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.contract.uri import (
+    SESSION_REFERENCE_SCHEME,
+    decode_session_reference_uri,
+    find_mention_spans,
+)
 from sessionref.service.errors import ServiceCode
 from sessionref.service.protocols import SessionQuery
 
@@ -55,6 +62,35 @@ async def resolve_session_id(sessions: SessionQuery, text: str) -> str:
         SESSION_ID_AMBIGUOUS,
         f"{quoted} is the start of {len(matches)} session ids: {shown}{rest}; type more of the id",
     )
+
+
+def session_id_in_text(text: str) -> str:
+    """The id `text` names without looking anything up: the id inside a canonical ``dsh-session:``
+    URI or inside a text that is exactly one ``@[label](dsh-session:…)`` token; else `text` itself
+    (an id or an id prefix). A malformed URI or token is ``SESSION_REFERENCE_INVALID_REFERENCE``."""
+    stripped = text.strip()
+    if stripped.startswith(SESSION_REFERENCE_SCHEME):
+        return decode_session_reference_uri(stripped)
+    if stripped.startswith("@["):
+        spans = find_mention_spans(stripped)
+        whole = len(spans) == 1 and spans[0].start == 0 and spans[0].end == len(stripped)
+        if not whole or spans[0].kind != "mention":
+            raise SessionReferenceError(
+                ErrorCode.INVALID_REFERENCE, f"{_quote(stripped)} is not one @[label](dsh-session:…) mention"
+            )
+        if spans[0].session_id is None:
+            raise spans[0].error or SessionReferenceError(ErrorCode.INVALID_REFERENCE, "invalid mention")
+        return spans[0].session_id
+    return text
+
+
+async def resolve_session_text(sessions: SessionQuery, text: str) -> str:
+    """The id of the one session `text` names: an id or unique id prefix (`resolve_session_id`), a
+    canonical ``dsh-session:`` URI, or a text that is exactly one ``@[label](dsh-session:…)`` token.
+
+    A malformed URI or token is ``SESSION_REFERENCE_INVALID_REFERENCE``; else as `resolve_session_id`.
+    """
+    return await resolve_session_id(sessions, session_id_in_text(text))
 
 
 def _quote(text: str) -> str:

@@ -71,15 +71,22 @@ class Phrase:
 
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
-    """The phrases to search (all must match) and what was left out while typing."""
+    """The phrases to search (all must match) and what was left out while typing.
+
+    `any_word` plans (built by `question.question_plans`, never by `parse_query`) match a message
+    holding any one of the phrases, ranked by bm25: for questions, where not every word is said.
+    """
 
     status: PlanStatus
     phrases: tuple[Phrase, ...] = ()
     pending: str = ""
+    any_word: bool = False
 
     def expression(self, phrases: tuple[Phrase, ...] | None = None) -> str:
-        """The FTS5 MATCH expression of `phrases` (default: all of them), joined with AND."""
-        return " AND ".join(phrase.fts() for phrase in (self.phrases if phrases is None else phrases))
+        """The FTS5 MATCH expression of `phrases` (default: all of them), joined with AND (OR for
+        an `any_word` plan)."""
+        joiner = " OR " if self.any_word else " AND "
+        return joiner.join(phrase.fts() for phrase in (self.phrases if phrases is None else phrases))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,10 @@ What a keystroke needs is a first screen of sessions, not a ranking of every mat
    messages that all hold only very common words says little anyway.
 5. A keystroke that only narrows a query known to match nothing (typing on after a word that
    is not there) is answered without reading the index.
+
+An `any_word` plan (a question, `question.py`) skips 3-5: each shard gives its
+`ANY_WORD_ROWS_PER_SHARD` best messages by bm25 (a message holding more, rarer words, or a whole
+phrase, scores higher), and every shard is read.
 """
 
 from __future__ import annotations
@@ -66,6 +70,8 @@ PROBE_SHARDS = 2
 # Checking a phrase's word positions in one row costs about as much as reading this many
 # postings (≈1 µs against ≈40 ns, measured on `"the shei"*` at 2M messages).
 PHRASE_CHECK_POSTINGS = 25
+# Best messages (by bm25) each shard gives an `any_word` plan.
+ANY_WORD_ROWS_PER_SHARD = 200
 # Estimates are reused while the index grows by less than this share.
 ESTIMATE_DRIFT = 0.1
 _ESTIMATE_CACHE = 512
@@ -178,7 +184,7 @@ class Searcher:
     ) -> ConversationSearchResult:
         """The labelled results of `plan` (parsed from `request.text`; status "ok"); see the module
         docstring for the steps."""
-        limit, exclude_session_id, cwd = request.limit, request.exclude_session_id, request.cwd
+        limit, exclude_session_id = request.limit, request.exclude_session_id
         meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
         next_id, rows = int(meta["next_id"]), int(meta["rows"])
         if rows == 0:
@@ -196,6 +202,8 @@ class Searcher:
             if not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
         }
         executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
+        if plan.any_word:
+            return self._any_word(plan, executed, shards, request, facts, cancel)
         if self._known_empty(executed, version):
             return ConversationSearchResult(pending=plan.pending)
         # Phrases of common words cost a position check per row of their rarest word: how many
@@ -205,18 +213,60 @@ class Searcher:
         ranked = self._worth_ranking(
             [matches[p] for p in executed], [work[p] for p in executed], len(shards), min(reach, len(shards))
         )
-        exclude_key = -1
-        if exclude_session_id is not None:
-            found = self.connection.execute(
-                "SELECT key FROM sessions WHERE session_id = ?", (exclude_session_id,)
-            ).fetchone()
-            exclude_key = found[0] if found else -1
+        exclude_key = self._exclude_key(exclude_session_id)
         candidates, complete = self._candidates(
             plan.expression(executed), shards, reach, limit, exclude_key, ranked, cancel
         )
         if not candidates and complete:
             self._remember_empty(executed, version)
             return ConversationSearchResult(ranked=ranked, pending=plan.pending)
+        return self._ranked_results(plan, candidates, request, facts, ranked, complete, cancel)
+
+    def _exclude_key(self, exclude_session_id: str | None) -> int:
+        """The key of the session to leave out, or -1 (no session has it)."""
+        if exclude_session_id is None:
+            return -1
+        found = self.connection.execute(
+            "SELECT key FROM sessions WHERE session_id = ?", (exclude_session_id,)
+        ).fetchone()
+        return int(found[0]) if found else -1
+
+    def _any_word(
+        self,
+        plan: QueryPlan,
+        executed: tuple[Phrase, ...],
+        shards: Sequence[int],
+        request: ConversationRequest,
+        facts: FactsProvider,
+        cancel: SearchCancellation,
+    ) -> ConversationSearchResult:
+        """The results of an `any_word` plan: every shard's best messages by bm25, ranked."""
+        exclude_key = self._exclude_key(request.exclude_session_id)
+        expression = plan.expression(executed)
+        found: list[tuple[int, int, float]] = []
+        for shard in shards:
+            cancel.raise_if_cancelled()
+            table = shard_table(shard)
+            found += self.connection.execute(
+                f"SELECT {table}.rowid, m.session, -bm25({table}) AS score FROM {table} JOIN messages AS m "
+                f"ON m.id = {table}.rowid WHERE {table} MATCH ? AND m.session != ? "
+                "ORDER BY score DESC LIMIT ?",
+                (expression, exclude_key, ANY_WORD_ROWS_PER_SHARD),
+            ).fetchall()
+        return self._ranked_results(plan, found, request, facts, True, True, cancel)
+
+    def _ranked_results(
+        self,
+        plan: QueryPlan,
+        candidates: list[tuple[int, int, float]],
+        request: ConversationRequest,
+        facts: FactsProvider,
+        ranked: bool,
+        complete: bool,
+        cancel: SearchCancellation,
+    ) -> ConversationSearchResult:
+        """Each candidate session's best message, the sessions ranked, the first `limit` as matches."""
+        limit, cwd = request.limit, request.cwd
         best = best_per_session(candidates)
         ids = self._ids(best)
         known = facts([ids[key] for key in best if key in ids])

@@ -42,7 +42,8 @@ from sessionref.textsearch.errors import TEXT_SEARCH_CLOSED, TEXT_SEARCH_UNAVAIL
 from sessionref.textsearch.index import MAX_LIMIT, TextIndex
 from sessionref.textsearch.index_status import IndexStatus, Phase
 from sessionref.textsearch.protocol import SearchCancellation, SessionFacts
-from sessionref.textsearch.query import parse_query
+from sessionref.textsearch.query import QueryPlan, parse_query
+from sessionref.textsearch.question import ENOUGH_STRICT_MATCHES, question_plans
 from sessionref.textsearch.store_link import ConversationStore, text_index_path
 
 __all__ = [
@@ -124,6 +125,11 @@ class StoreConversationIndex:
             self._started = True
             self._status = IndexStatus("opening")
         self._submit(self._follow_and_catch_up)
+
+    def request_catch_up(self) -> None:
+        """Queue another catch-up with the store (after the store itself caught up with other programs)."""
+        if self._started:
+            self._submit(self._catch_up_quietly)
 
     def catch_up_now(self, progress: Progress | None = None) -> CatchUpReport:
         """Open if needed and catch up in the calling thread, which must not run an event loop (the
@@ -309,8 +315,33 @@ class StoreConversationIndex:
     def search_conversations(
         self, request: ConversationRequest, *, cancel: threading.Event
     ) -> ConversationSearchResult:
-        """Labelled sessions whose conversation matches `request.text`, best first (`ConversationQuery`)."""
-        plan = parse_query(request.text)
+        """Labelled sessions whose conversation matches `request.text`, best first (`ConversationQuery`).
+
+        A `request.question` is a question an agent typed: the strict plan first (every content
+        word); when it finds fewer than `ENOUGH_STRICT_MATCHES` sessions, the loose one (any content
+        word, by bm25) fills the rest after them (see `question.py`).
+        """
+        if not request.question:
+            return self._search_plan(parse_query(request.text), request, cancel)
+        plans = question_plans(request.text)
+        if plans.strict is None or plans.loose is None:
+            return ConversationSearchResult(status="empty")
+        strict = self._search_plan(plans.strict, request, cancel)
+        if strict.status != "ok" or len(strict.matches) >= min(request.limit, ENOUGH_STRICT_MATCHES):
+            return strict
+        loose = self._search_plan(plans.loose, request, cancel)
+        if loose.status != "ok":
+            return strict
+        seen = {match.session_id for match in strict.matches}
+        merged = strict.matches + tuple(match for match in loose.matches if match.session_id not in seen)
+        return replace(
+            strict, matches=merged[: request.limit], complete=strict.complete and loose.complete, ranked=True
+        )
+
+    def _search_plan(
+        self, plan: QueryPlan, request: ConversationRequest, cancel: threading.Event
+    ) -> ConversationSearchResult:
+        """The matches of one parsed `plan`, or why the index could not answer."""
         if plan.status != "ok":
             return ConversationSearchResult(status=plan.status, pending=plan.pending)
         status = self.status

@@ -12,13 +12,13 @@ import argparse
 import asyncio
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.cells import cell_len
 from sessionref.service.session_ids import resolve_session_id
+from sessionref.service.vantage import Vantage
 
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
 from sessionref_tui.cli.store_access import (
@@ -48,14 +48,6 @@ EMPTY_STORE_HINT: Final = (
     "no sessions yet in {root}: start one with `sessionref chat` or `sessionref repl` "
     "(or point --store at a DSH sessions directory)"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Vantage:
-    """A pseudo-agent for `list_candidates`: no session of its own (none is excluded), just a cwd."""
-
-    id: str
-    cwd: str | None
 
 
 def _iso(created_at_ms: int) -> str:

@@ -57,6 +57,7 @@ Mention one AI chat session inside another.
                                   what a message would send: readable text + the context message
   sessionref snapshot ID          the bounded context message for one session, to hand to any agent
   sessionref sources              the Claude Code, Codex CLI and Gemini CLI histories found
+  sessionref mcp                  serve every session to other agents over MCP (stdio)
 
 ID may be a unique start of a session id (as `sessions` prints them). Sessions from Claude Code,
 Codex CLI and Gemini CLI are listed too, read-only: claude-code:<uuid>, codex:<uuid>, gemini:<id>.
@@ -105,6 +106,29 @@ SEARCH_DESCRIPTION: Final = (
     "and Korean text matches by substring. Words under 3 letters only count next to longer ones.\n\n"
     "The store's index of what was said is caught up first (built on first use, with progress on stderr)."
 )
+
+MCP_DESCRIPTION: Final = (
+    "Serve every session sessionref can see to another agent over the Model Context Protocol "
+    "(JSON-RPC on stdin/stdout; diagnostics on stderr). Read-only: tools list_sessions, "
+    "search_conversations, get_snapshot and get_messages, each session as a dsh-session: resource, "
+    "and a `mention` prompt. It uses the same store and sources as `sessionref chat`; nothing else "
+    "to configure. Needs the optional SDK: pip install 'sessionref[mcp]'."
+)
+MCP_EPILOG: Final = """\
+Setup, one line per agent (see docs/mcp.md):
+  Claude Code  claude mcp add sessionref -- sessionref mcp
+  Codex CLI    ~/.codex/config.toml:
+               [mcp_servers.sessionref]  command = "sessionref"  args = ["mcp"]
+  Gemini CLI   ~/.gemini/settings.json:
+               "mcpServers": {"sessionref": {"command": "sessionref", "args": ["mcp"]}}
+  Cursor       ~/.cursor/mcp.json:
+               "mcpServers": {"sessionref": {"command": "sessionref", "args": ["mcp"]}}
+  Zed          settings.json:
+               "context_servers": {"sessionref": {"source": "custom", "command": "sessionref",
+                                                  "args": ["mcp"]}}
+
+A listing hides the caller's own live session: a session of --cwd active in the last two minutes.
+Exit codes: 0 the client closed the connection, 2 usage error or the MCP SDK is missing."""
 
 DEMO_DESCRIPTION: Final = (
     "Run the chat app on a fresh temporary store with sample sessions (no key needed). The store is "
@@ -356,6 +380,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="byte budget of the snapshot's JSON (default: [references] maxReferenceBytes, "
         "else the automatic budget of the configured model)",
+    )
+
+    mcp = add(
+        "mcp",
+        "Serve every session to other agents over MCP (stdio).",
+        write_store,
+        sources,
+        description=MCP_DESCRIPTION,
+    )
+    mcp.epilog = MCP_EPILOG
+    mcp.add_argument(
+        "--cwd",
+        metavar="DIR",
+        type=_cwd,
+        help="the caller's folder: its sessions rank first, its live one is hidden (default: here)",
     )
 
     listing = add(

@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.cells import cell_len
+from sessionref.service.vantage import Vantage
 
-from sessionref_tui.cli.data_commands import COLUMN_GAP, TITLE_CELLS, Vantage
+from sessionref_tui.cli.data_commands import COLUMN_GAP, TITLE_CELLS
 from sessionref_tui.cli.output import EXIT_OK, note, safe_json
 from sessionref_tui.cli.store_access import open_cli_store, progress_printer
 from sessionref_tui.display import inert, relative_age, truncate_end

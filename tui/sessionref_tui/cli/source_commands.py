@@ -111,32 +111,22 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
     """`snapshot ID`: the context message the model would get for this one session, and nothing else."""
-    from sessionref.host.model_choice import build_model
-    from sessionref.service.config import SessionReferenceConfig
-    from sessionref.service.references import SessionReferences
-
-    from sessionref_tui.cli.data_commands import Vantage
+    from sessionref.host.snapshot import prepare_snapshot
 
     settings = command_settings(store_root(args))
-    config = settings.references
-    if args.max_bytes is not None:
-        budget = {**config.model_dump(), "max_reference_bytes": args.max_bytes}
-        config = SessionReferenceConfig.from_value(budget)
-    window = build_model(settings).context_window
     store = open_cli_store(args, settings=settings)
     try:
         session_id = asyncio.run(resolve_session_id(store, args.session_id))
-        label = store.title(session_id) or session_id
-        references = SessionReferences(store, config, spill_store=None, context_window=window)
-        reference = {"sessionId": session_id, "label": label}
-        prepared = asyncio.run(references.prepare(Vantage(id="", cwd=None), [], [reference]))
+        snapshot = asyncio.run(prepare_snapshot(store, settings, session_id, max_bytes=args.max_bytes))
     finally:
         store.close()
-    context = prepared.additional_context
-    assert context is not None  # one reference always makes a context message
-    text = context["content"][0]["text"]
+    text = snapshot.text
     if args.json:
-        print(safe_json({"sessionId": session_id, "label": label, "text": text, "source": context["source"]}))
+        print(
+            safe_json(
+                {"sessionId": session_id, "label": snapshot.label, "text": text, "source": snapshot.source}
+            )
+        )
     else:
         # A file or a pipe gets the exact text the model would get; a terminal never gets anything
         # from data it could act on (the JSON already escapes control characters; this also shows
