@@ -73,10 +73,18 @@ def read_report(root: str, relative: str, session_id: str) -> LogReport:
 
 
 def fold_report(report: LogReport) -> SurfaceReport:
-    """The surface of a read log; a log with skipped lines is folded leniently (see `fold_surface`)."""
+    """The surface of a read log; a log with skipped lines is folded leniently (see `fold_surface`).
+
+    An event the fold cannot apply (a replace of seqs not on the surface, say) is skipped and its
+    line counted with the unreadable ones: it never costs the rest of the session.
+    """
     lenient = bool(report.skipped_lines)
-    snapshot = fold_surface(report.header, report.events, lenient=lenient)
-    return SurfaceReport(snapshot, report.skipped_lines)
+    unfolded: list[int] = []
+    snapshot = fold_surface(report.header, report.events, lenient=lenient, skipped=unfolded)
+    if not unfolded:
+        return SurfaceReport(snapshot, report.skipped_lines)
+    lines = {*report.skipped_lines, *(report.replace_lines.get(seq, 0) for seq in unfolded)} - {0}
+    return SurfaceReport(snapshot, tuple(sorted(lines)))
 
 
 def write_target(root: str, relative: str, session_id: str, *, write_foreign: bool) -> LogTarget:

@@ -7,19 +7,30 @@ which is all the fold needs of it. The rows are `service.conversation_rows`' pro
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from sessionref.contract.log_values import MAX_SEQ
 from sessionref.service.conversation_rows import SessionConversation, conversation_rows
+from sessionref.store.envelope import readable_header
 from sessionref.store.errors import STORE_INVALID_LOG, StoreError
 from sessionref.store.fold import SURFACE_TYPES, fold_surface
-from sessionref.store.logfile import packed_row_span, parse_line, read_log_bytes, split_lines
+from sessionref.store.logfile import (
+    events_of_record,
+    is_header,
+    packed_row_span,
+    parse_line,
+    read_log_bytes,
+    split_lines,
+)
 
 _SURFACE_PREFIXES = tuple(f'{{"type":"{kind}",'.encode() for kind in sorted(SURFACE_TYPES))
 # `{"type":"<type>","seq":N,` or a packed row's `{"type":"<type>","seq0":N,`: the envelope's key order.
 _ENVELOPE = re.compile(rb'\{"type":"([A-Za-z0-9/_.:-]*)","seq(0?)":(\d+)[,}]')
+
+
+_SEQ_DIGITS = len(str(MAX_SEQ))
 
 
 def _skim(line: bytes) -> dict[str, Any] | None:
@@ -27,7 +38,7 @@ def _skim(line: bytes) -> dict[str, Any] | None:
     if line.startswith(_SURFACE_PREFIXES) or b'"surfaceOp"' in line:
         return None
     match = _ENVELOPE.match(line)
-    if match is None:
+    if match is None or len(match.group(3)) > _SEQ_DIGITS or int(match.group(3)) > MAX_SEQ:
         return None
     kind = match.group(1).decode("ascii")
     if kind in SURFACE_TYPES:
@@ -51,8 +62,10 @@ def read_log_conversation(path: Path) -> SessionConversation:
 
     Surface events are decoded in full and folded by the store's `fold_surface`, so the rows
     equal the projection of `read_surface`. Log-only lines are only skimmed: a malformed chunk
-    row the full parser would reject is not noticed here. Raises `StoreError(STORE_INVALID_LOG)`
-    for a log the fold rejects, `FileNotFoundError` when the file vanished.
+    row the full parser would reject is not noticed here. A line readers skip (its envelope, see
+    `envelope.is_readable_event`) or the fold cannot apply is left out as `read_surface` leaves it
+    out. Raises `StoreError(STORE_INVALID_LOG)` for a log without a header, `FileNotFoundError`
+    when the file vanished.
     """
     data = read_log_bytes(path)
     split = split_lines(data)
@@ -61,30 +74,35 @@ def read_log_conversation(path: Path) -> SessionConversation:
         lines = [*lines, split.tail]
     header: dict[str, Any] | None = None
     events: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
+    skipped_any = False
+    for line in lines:
         if header is not None:
             skimmed = _skim(line)
             if skimmed is not None:
-                events.append(skimmed)
+                if not events or skimmed["seq"] > events[-1]["seq"]:
+                    events.append(skimmed)
+                else:
+                    skipped_any = True
                 continue
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            record = None
-        if not isinstance(record, dict):
-            raise StoreError(STORE_INVALID_LOG, f"line {number} of the log is not a JSON object")
+        record = parse_line(line)
         if header is None:
-            header = record
+            if record is None or not is_header(record):
+                raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
+            header = readable_header(record)
             continue
-        if "seq0" in record and "seq" not in record:
-            seq0 = record.get("seq0")
-            record = {"type": "assistant/chunk", "seq": seq0}
-        events.append(record)
+        readable = events_of_record(record) if record is not None else None
+        if not readable or (events and readable[0]["seq"] <= events[-1]["seq"]):
+            skipped_any = True  # skipped, as `parse_log_report` skips it
+            continue
+        if len(readable) > 1 or readable[0] is not record:
+            events.append({"type": "assistant/chunk", "seq": readable[-1]["seq"]})
+        else:
+            events.append(readable[0])
     if header is None:
         raise StoreError(STORE_INVALID_LOG, "the log is empty")
     if events and events[-1]["type"] == "assistant/chunk":
         _extend_last_packed_row(events, lines)
-    surface = fold_surface(header, events)
+    surface = fold_surface(header, events, lenient=skipped_any, skipped=[])
     return SessionConversation(header, conversation_rows(surface), surface["capturedThroughSeq"])

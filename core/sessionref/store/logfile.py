@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
+from sessionref.contract.log_values import is_epoch_ms, is_seq
+from sessionref.store.envelope import is_readable_event, readable_header
 from sessionref.store.errors import (
     STORE_INVALID_LOG,
     STORE_LOG_TOO_LARGE,
@@ -179,7 +181,7 @@ def packed_row_span(row: dict[str, Any]) -> tuple[int, int] | None:
     """(first seq, last seq) covered by a packed chunk row, or None when the row is malformed."""
     seq0 = row.get("seq0")
     texts = _packed_texts(row)
-    if not _is_int(seq0) or not texts:
+    if not is_seq(seq0) or not texts or not is_seq(seq0 + len(texts) - 1):
         return None
     return seq0, seq0 + len(texts) - 1
 
@@ -189,12 +191,13 @@ def packed_row_last_time(row: dict[str, Any]) -> int | None:
     time0 = row.get("time0")
     data = row.get("data")
     texts = _packed_texts(row)
-    if not _is_int(time0) or not texts or not isinstance(data, dict):
+    if not is_epoch_ms(time0) or not texts or not isinstance(data, dict):
         return None
     gaps = data.get("dt") or []
     if not isinstance(gaps, list) or not all(_is_int(gap) for gap in gaps):
         return None
-    return time0 + sum(gaps[: len(texts) - 1])
+    last = time0 + sum(gaps[: len(texts) - 1])
+    return last if is_epoch_ms(last) else None
 
 
 def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -205,11 +208,15 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     data = row.get("data")
     span = packed_row_span(row)
     time0 = row.get("time0")
-    if span is None or not isinstance(data, dict) or not _is_int(time0):
+    if span is None or not isinstance(data, dict) or not is_epoch_ms(time0):
         raise StoreError(STORE_INVALID_LOG, "a packed chunk row is malformed")
     texts = _packed_texts(row)
     gaps = data.get("dt") or []
-    if not isinstance(gaps, list) or not all(_is_int(gap) for gap in gaps):
+    if (
+        not isinstance(gaps, list)
+        or not all(_is_int(gap) for gap in gaps)
+        or packed_row_last_time(row) is None
+    ):
         raise StoreError(STORE_INVALID_LOG, "a packed chunk row has invalid time deltas")
     kind = row["type"]
     events: list[dict[str, Any]] = []
@@ -217,6 +224,8 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     for offset, text in enumerate(texts):
         if offset > 0 and offset - 1 < len(gaps):
             time += gaps[offset - 1]
+            if not is_epoch_ms(time):
+                raise StoreError(STORE_INVALID_LOG, "a packed chunk row has a time out of range")
         if kind == "tool-call-chunks":
             chunk: dict[str, Any] = {
                 "type": "tool-call-delta",
@@ -245,7 +254,7 @@ def record_last_seq(record: dict[str, Any]) -> int | None:
         span = packed_row_span(record)
         return span[1] if span else None
     seq = record.get("seq")
-    return seq if _is_int(seq) else None
+    return seq if is_seq(seq) else None
 
 
 def is_packed_row(record: dict[str, Any]) -> bool:
@@ -268,14 +277,18 @@ def is_header(record: dict[str, Any] | None) -> bool:
 class LogReport:
     """A log as a reader sees it: the header, the readable events, and the lines that were skipped.
 
-    `skipped_lines` are 1-based line numbers of lines that are not JSON objects, have no integer
-    seq, are malformed packed rows, nest too deeply, or whose seq does not follow the previous
-    readable event (e.g. a duplicate seq).
+    `skipped_lines` are 1-based line numbers of lines that are not JSON objects, have an envelope
+    a reader does not take (`envelope.is_readable_event`: no type, a seq or time out of range, a
+    bad surfaceOp), are malformed packed rows, nest too deeply, or whose seq does not follow the
+    previous readable event (e.g. a duplicate seq). `replace_lines` maps the seq of each replacing
+    surface event to its line, so a replace the fold cannot apply is reported by its line too.
+    A header whose `createdAt` is out of range reads as 0 (`envelope.readable_header`).
     """
 
     header: dict[str, Any]
     events: list[dict[str, Any]]
     skipped_lines: tuple[int, ...] = ()
+    replace_lines: dict[int, int] = field(default_factory=dict)
 
 
 def _readable_lines(data: bytes) -> list[bytes]:
@@ -295,6 +308,7 @@ def parse_log_report(data: bytes) -> LogReport:
     header: dict[str, Any] | None = None
     events: list[dict[str, Any]] = []
     skipped: list[int] = []
+    replace_lines: dict[int, int] = {}
     previous: int | None = None
     for number, line in enumerate(_readable_lines(data), start=1):
         if number % YIELD_EVERY_LINES == 0:
@@ -303,28 +317,31 @@ def parse_log_report(data: bytes) -> LogReport:
             continue
         record = parse_line(line)
         if header is None:
-            if not is_header(record):
+            if record is None or not is_header(record):
                 raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
-            header = record
+            header = readable_header(record)
             continue
-        readable = _events_of(record) if record is not None else None
+        readable = events_of_record(record) if record is not None else None
         if not readable or (previous is not None and readable[0]["seq"] <= previous):
             skipped.append(number)
             continue
         events.extend(readable)
         previous = readable[-1]["seq"]
+        if isinstance(readable[0].get("surfaceOp"), dict):
+            replace_lines[previous] = number
     if header is None:
         raise StoreError(STORE_INVALID_LOG, "the log is empty")
-    return LogReport(header, events, tuple(skipped))
+    return LogReport(header, events, tuple(skipped), replace_lines)
 
 
-def _events_of(record: dict[str, Any]) -> list[dict[str, Any]] | None:
+def events_of_record(record: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The events one log record stands for (a packed row's chunks), or None for a line readers skip."""
     if is_packed_row(record):
         try:
             return expand_packed_row(record)
         except StoreError:
             return None
-    return [record] if _is_int(record.get("seq")) else None
+    return [record] if is_readable_event(record) else None
 
 
 def parse_log(data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -43,6 +43,7 @@ from sessionref.store.locking import (
 )
 from sessionref.store.logfile import (
     TORN_SUFFIX,
+    LogReport,
     encode_line,
     is_header,
     parse_line,
@@ -226,11 +227,24 @@ def append_events(
                 return []
             if any(isinstance(event.get("surfaceOp"), dict) for event in written):
                 report = parse_log_report(pread_exact(fd, size, 0))
-                fold_surface(report.header, [*report.events, *written], lenient=bool(report.skipped_lines))
+                _check_replaces(report, written)
             _write_all(fd, b"".join(encode_line(event) for event in written), size, own=target.own)
             return written
         finally:
             os.close(fd)
+
+
+def _check_replaces(report: LogReport, written: list[dict[str, Any]]) -> None:
+    """Raise `STORE_INVALID_LOG` when a written replace does not apply to the log as readers fold it.
+
+    An event already in the log that the fold cannot apply is left out, as readers leave it out.
+    """
+    unfolded: list[int] = []
+    lenient = bool(report.skipped_lines)
+    fold_surface(report.header, report.events, lenient=lenient, skipped=unfolded)
+    left_out = set(unfolded)
+    kept = [event for event in report.events if event["seq"] not in left_out]
+    fold_surface(report.header, [*kept, *written], lenient=lenient or bool(left_out))
 
 
 def create_session_files(root: str, folder_parts: tuple[str, str], header: dict[str, Any]) -> None:
