@@ -41,7 +41,9 @@ Each value is parsed by :mod:`sessionref.host.setting_values`.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -178,14 +180,39 @@ def _expanded(path: Path, where: str) -> Path:
         raise SettingsError(SETTINGS_INVALID, f"{where}: no home directory for {shown}") from None
 
 
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file `path`; `OSError` for anything else (a FIFO, a folder)."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks: list[bytes] = []
+        remaining = limit
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_config_file(path: Path) -> dict[str, Any] | None:
     """The TOML table in ``path`` (None when there is no such file); SETTINGS_FILE_INVALID if unreadable.
 
-    Bounded (``sessionref.host.bounded_toml``): at most 1 MiB, nesting at most 32 deep.
+    Bounded (``sessionref.host.bounded_toml``): at most 1 MiB, nesting at most 32 deep. Opened
+    non-blocking and read only when it is a regular file: a FIFO or a device named like the
+    config is refused at once instead of hanging every command (docs/reliability.md).
     """
     try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_TOML_BYTES + 1)
+        raw = _read_regular_file(path, MAX_TOML_BYTES + 1)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:  # ValueError: a path holding a NUL character

@@ -22,7 +22,7 @@ from typing import TypeVar
 from sessionref.service.protocols import Progress
 from sessionref.store.access import read_report, write_target
 from sessionref.store.catalog import Catalog, Walk
-from sessionref.store.errors import STORE_CLOSED, STORE_UNREADABLE, StoreError
+from sessionref.store.errors import STORE_CLOSED, STORE_UNREADABLE, STORE_WRITE_FAILED, StoreError
 from sessionref.store.foreign_access import foreign_refusal
 from sessionref.store.foreign_catalog import ForeignCatalog, SourceCount, walk_all
 from sessionref.store.foreign_state import ForeignEntry, ForeignRoot
@@ -198,5 +198,5 @@ def now_ms() -> int:
 
 
 def io_error(what: str, error: OSError) -> StoreError:
-    """`STORE_UNREADABLE` for an OS error while the store tried to `what`."""
-    return StoreError(STORE_UNREADABLE, f"cannot {what}: {error.strerror or error}")
+    """`STORE_WRITE_FAILED` for an OS error while the store tried to `what` (a write: ENOSPC, EROFS…)."""
+    return StoreError(STORE_WRITE_FAILED, f"cannot {what}: {error.strerror or error}")

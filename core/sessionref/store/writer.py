@@ -26,6 +26,7 @@ from typing import Any
 from sessionref.store.errors import (
     STORE_INVALID_LOG,
     STORE_LOG_BUSY,
+    STORE_LOG_LINKED,
     STORE_SESSION_EXISTS,
     STORE_SESSION_NOT_FOUND,
     StoreError,
@@ -190,6 +191,20 @@ def _settle_tail(folder: Folder, target: LogTarget, fd: int, session_id: str) ->
     return complete
 
 
+def _refuse_hard_links(fd: int, session_id: str) -> None:
+    """`STORE_LOG_LINKED` when the log has another name: an append would change that file too.
+
+    A hard link is not a symbolic link, so `O_NOFOLLOW` lets it through; its other name may be
+    outside the root (docs/reliability.md, "Links").
+    """
+    if os.fstat(fd).st_nlink != 1:
+        raise StoreError(
+            STORE_LOG_LINKED,
+            f'the log of session "{shown_id(session_id)}" has more than one hard link, so it is only read; '
+            "copy it to a file of its own to write it",
+        )
+
+
 def _write_all(fd: int, data: bytes, size_before: int, *, own: bool) -> None:
     view = memoryview(data)
     try:
@@ -219,6 +234,7 @@ def append_events(
     with locked_folder(target) as folder:
         fd = folder.open(target.name, os.O_RDWR | os.O_APPEND)
         try:
+            _refuse_hard_links(fd, session_id)
             _check_header(fd, session_id)
             size = _settle_tail(folder, target, fd, session_id)
             last = last_event_seq(fd, size)

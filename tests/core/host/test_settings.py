@@ -325,3 +325,17 @@ def test_a_home_directory_that_cannot_be_found_is_a_settings_error(tmp_path: Pat
     with pytest.raises(SettingsError) as caught:
         load_settings({}, store_root=Path("~no-such-user-here"))
     assert caught.value.code == SETTINGS_INVALID
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_config_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    import os
+
+    path = tmp_path / "config.toml"
+    if kind == "fifo":
+        os.mkfifo(path)  # opened blocking, this would wait for a writer forever (issue 20)
+    else:
+        path.mkdir()
+    with pytest.raises(SettingsError) as refused:
+        load_settings({}, store_root=tmp_path)
+    assert refused.value.code == "SETTINGS_FILE_INVALID"
