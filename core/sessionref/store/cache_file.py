@@ -34,6 +34,24 @@ BUSY_TIMEOUT_MS = 5000
 COMPANION_SUFFIXES = ("", "-wal", "-shm", "-journal")
 """The file itself and the side files SQLite keeps beside it."""
 
+MEMORY_PREFIX = ":memory:"
+"""A cache "path" starting with this is no file: `:memory:` alone is one connection's private
+database; `:memory:<name>` is a database in memory shared by this process's connections to the
+same name (what a store falls back to when no cache file can be created, docs/reliability.md)."""
+
+
+def is_in_memory(path: Path | str) -> bool:
+    """True for a cache path that names a database in memory (see `MEMORY_PREFIX`)."""
+    return os.fspath(path).startswith(MEMORY_PREFIX)
+
+
+def _database_name(path: Path | str) -> tuple[str, bool]:
+    """What `sqlite3.connect` is given for `path`, and whether it is a URI."""
+    text = os.fspath(path)
+    if text == MEMORY_PREFIX or not is_in_memory(text):
+        return text, False
+    return f"file:{text[len(MEMORY_PREFIX) :]}?mode=memory&cache=shared", True
+
 
 @dataclass(frozen=True, slots=True)
 class SlowStatements:
@@ -98,11 +116,12 @@ def connect_cache(
     It waits up to `BUSY_TIMEOUT_MS` for a lock; `mmap_bytes` maps that much of the file into
     memory for reading; `slow` reports slow statements (a plain connection without it).
     """
+    name, uri = _database_name(path)
     if slow is None:
-        connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        connection = sqlite3.connect(name, check_same_thread=False, isolation_level=None, uri=uri)
     else:
         connection = sqlite3.connect(
-            path, check_same_thread=False, isolation_level=None, factory=_TimedConnection
+            name, check_same_thread=False, isolation_level=None, factory=_TimedConnection, uri=uri
         )
         assert isinstance(connection, _TimedConnection)
         connection.slow = slow
@@ -180,6 +199,25 @@ def _cache_settings(connection: sqlite3.Connection) -> None:
     connection.execute("PRAGMA synchronous = NORMAL")
 
 
+def _open_in_memory(
+    path: Path,
+    *,
+    create: Callable[[sqlite3.Connection], None],
+    ready: Callable[[sqlite3.Connection], None] | None,
+    slow: SlowStatements | None,
+) -> sqlite3.Connection:
+    connection = connect_cache(path, slow=slow)
+    try:
+        if connection.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,):
+            create(connection)
+        if ready is not None:
+            ready(connection)
+    except sqlite3.Error as error:
+        connection.close()
+        raise CacheFileUnusable(f"the in-memory {path} cannot be created ({error})") from error
+    return connection
+
+
 def open_cache_file(
     path: Path,
     *,
@@ -200,6 +238,8 @@ def open_cache_file(
     `CacheFileUnusable` when the file is locked by another process, cannot be replaced or
     cannot be created.
     """
+    if is_in_memory(path):
+        return _open_in_memory(path, create=create, ready=ready, slow=slow), True
     reason = damaged
     existed = os.path.lexists(path)
     identity = regular_file_identity(path) if existed else None

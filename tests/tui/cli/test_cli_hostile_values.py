@@ -151,3 +151,25 @@ def test_create_session_refuses_a_created_at_the_clock_cannot_show(tmp_path: Pat
         assert refused.value.code == "STORE_INVALID_EVENT"
     finally:
         store.close()
+
+
+def test_a_read_only_store_with_an_unusable_cache_folder_is_read_with_an_index_in_memory(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sessionref.store.index as index_module
+
+    root = store_with(tmp_path, "bad", [])
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder's parent should be", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker / "cache"))  # mkdir fails, even for root
+    real_access = index_module.os.access
+    monkeypatch.setattr(  # the store root reads as read-only (chmod does not stop root)
+        index_module.os, "access", lambda path, mode: False if Path(path) == root else real_access(path, mode)
+    )
+    before = sorted(path.name for path in root.iterdir())
+    code, out, err = run(capsys, "sessions", "--store", str(root), "--json")
+    assert code == EXIT_OK, err
+    assert {row["sessionId"] for row in json.loads(out)} == {"good", "bad"}
+    assert shown_texts(capsys, root, "bad") == ["before the zeppelin", "after the zeppelin"]
+    assert searched(capsys, root, "zeppelin") == {"good", "bad"}
+    assert sorted(path.name for path in root.iterdir()) == before
