@@ -23,8 +23,8 @@ Each value is parsed by :mod:`sessionref.host.setting_values`.
     placement = "before"               # SESSIONREF_PLACEMENT: "before" | "after"
 
     [store]
-    write_foreign_sessions = false     # SESSIONREF_WRITE_FOREIGN_SESSIONS: also append to sessions
-                                       # another program (DSH) created; off: they are read-only
+    write_foreign_sessions = false     # SESSIONREF_WRITE_FOREIGN_SESSIONS: withdrawn (issue 20), still
+                                       # accepted but ignored: another program's sessions are only read
 
     [sources]                          # other agents' histories (see `source_settings`)
     claude_code = true                 # SESSIONREF_SOURCES="claude-code,codex" | "all" | "none"
@@ -42,6 +42,7 @@ Each value is parsed by :mod:`sessionref.host.setting_values`.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -75,6 +76,8 @@ from sessionref.service.config import SessionReferenceConfig
 SETTINGS_INVALID: Final = HostCode.SETTINGS_INVALID
 SETTINGS_FILE_INVALID: Final = HostCode.SETTINGS_FILE_INVALID
 
+logger = logging.getLogger(__name__)
+
 CONFIG_FILE_NAME: Final = "config.toml"
 DEFAULT_MODEL: Final = "gpt-4o-mini"
 DEFAULT_TIMEOUT: Final = 60.0
@@ -99,7 +102,8 @@ class ModelSettings(BaseModel):
 
 
 class StoreSettings(BaseModel):
-    """How the session store may be used: `open_store(..., write_foreign=write_foreign_sessions)`."""
+    """The `[store]` section. `write_foreign_sessions` is withdrawn: parsed so old configs still load,
+    then ignored (hosts never open a store with `write_foreign`; docs/reliability.md says why)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -276,6 +280,11 @@ def _store_layer(table: Mapping[str, Any], path: Path, env: Mapping[str, str]) -
         value = env.get(variable)
         if value is not None and value.strip():
             values[key] = _parse(_STORE_KEYS[key], value, variable)
+    if values.get("write_foreign_sessions"):
+        logger.warning(
+            "[store] write_foreign_sessions is withdrawn and ignored: another program's sessions "
+            "are only read (an append cannot be made safe against a writer that ignores our lock)"
+        )
     return StoreSettings(**values)
 
 

@@ -2,9 +2,11 @@
 
 Reading goes through `paths.Folder` (no symbolic link below the root is followed) and takes the
 log as it is on disk; it never writes anything. Writing is refused, with a message that says what
-to do instead, for DSH's compressed logs, for sessions another program created (unless the user
-opted in with `[store] write_foreign_sessions = true`) and for logs the file system will not let
-us write.
+to do instead, for DSH's compressed logs, for sessions another program created and for logs the
+file system will not let us write. (`write_foreign`, the store's own switch for a caller that knows
+no other program writes those logs — a test, an offline import — lifts the second; no host sets it:
+a line another program writes in two `write` calls can be torn by our append whatever we check
+first, docs/reliability.md.)
 """
 
 from __future__ import annotations
@@ -118,8 +120,7 @@ def write_target(root: str, relative: str, session_id: str, *, write_foreign: bo
         raise StoreError(
             STORE_READ_ONLY,
             f'session "{shown}" was not created by sessionref (another program, such as DSH, '
-            f"writes it), so it is only read; {NEXT_STEP} (or set [store] write_foreign_sessions = true "
-            "to write into such sessions)",
+            f"writes it), so it is only read; {NEXT_STEP}",
         )
     if not os.access(os.path.join(root, relative), os.W_OK):
         raise StoreError(

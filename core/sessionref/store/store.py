@@ -60,8 +60,9 @@ def open_store(
 
     With `catch_up=False` and an existing index, discovery is served from the index at once and
     the walk over the logs is left to `refresh()` (see `SessionStore.caught_up`). With
-    `write_foreign=True` sessions another program created may be appended to (off by default:
-    they are read-only; `[store] write_foreign_sessions` in the settings). `sources` are the
+    `write_foreign=True` sessions another program created may be appended to: only for a caller
+    that knows no other program writes them (a test, an offline import); no host sets it, since an
+    append can tear a line another program writes in two calls (docs/reliability.md). `sources` are the
     other agents' history roots to list and read too (none by default; a host resolves them
     from the `[sources]` settings); a source indexed for the first time is walked during the
     open, with progress, even with `catch_up=False`.

@@ -67,7 +67,6 @@ def cmd_repl(args: argparse.Namespace) -> int:
     diagnostics = _route_diagnostics(store.root)
     try:
         settings = load_settings(os.environ, store_root=store.root)
-        store.write_foreign = settings.store.write_foreign_sessions
         cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
         session_id = None
         if args.session is not None:  # unknown or ambiguous: a clear error before the prompt opens
