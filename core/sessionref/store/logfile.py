@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
@@ -291,12 +292,63 @@ class LogReport:
     replace_lines: dict[int, int] = field(default_factory=dict)
 
 
-def _readable_lines(data: bytes) -> list[bytes]:
-    split = split_lines(data)
-    lines = split.lines
-    if split.tail.strip() and parse_line(split.tail) is not None:
-        lines.append(split.tail)
-    return lines
+def iter_line_spans(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(1-based line number, start, end) of every line of `data`, one at a time (nothing is copied).
+
+    The unterminated final line is included only when it parses (it may be a write in progress).
+    """
+    start, number, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        number += 1
+        if end < 0:
+            tail = data[start:]
+            if tail.strip() and parse_line(tail) is not None:
+                yield number, start, size
+            return
+        yield number, start, end
+        start = end + 1
+
+
+@dataclass(slots=True)
+class LogLines:
+    """The readable lines of a whole log, read one at a time (`lines()`), and what was left out.
+
+    `header` is set once `lines()` has started; `skipped` and `replace_lines` fill as it goes
+    (see `LogReport`). Raises `StoreError(STORE_INVALID_LOG)` when there is no session header.
+    """
+
+    data: bytes
+    header: dict[str, Any] | None = None
+    skipped: list[int] = field(default_factory=list)
+    replace_lines: dict[int, int] = field(default_factory=dict)
+
+    def lines(self) -> Iterator[tuple[int, int, list[dict[str, Any]]]]:
+        """(start, end, events) of each readable line after the header, in order."""
+        previous: int | None = None
+        data = self.data
+        for number, start, end in iter_line_spans(data):
+            if number % YIELD_EVERY_LINES == 0:
+                time.sleep(0)  # lets a waiting thread (the UI loop) have the GIL; see YIELD_EVERY_LINES
+            line = data[start:end]
+            if not line.strip():
+                continue
+            record = parse_line(line)
+            if self.header is None:
+                if record is None or not is_header(record):
+                    raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
+                self.header = readable_header(record)
+                continue
+            readable = events_of_record(record) if record is not None else None
+            if not readable or (previous is not None and readable[0]["seq"] <= previous):
+                self.skipped.append(number)
+                continue
+            previous = readable[-1]["seq"]
+            if isinstance(readable[0].get("surfaceOp"), dict):
+                self.replace_lines[previous] = number
+            yield start, end, readable
+        if self.header is None:
+            raise StoreError(STORE_INVALID_LOG, "the log is empty")
 
 
 def parse_log_report(data: bytes) -> LogReport:
@@ -305,33 +357,12 @@ def parse_log_report(data: bytes) -> LogReport:
     An unterminated final line is ignored unless it parses. Raises `StoreError(STORE_INVALID_LOG)`
     only when there is no session header: the first non-blank line must be one.
     """
-    header: dict[str, Any] | None = None
+    reader = LogLines(data)
     events: list[dict[str, Any]] = []
-    skipped: list[int] = []
-    replace_lines: dict[int, int] = {}
-    previous: int | None = None
-    for number, line in enumerate(_readable_lines(data), start=1):
-        if number % YIELD_EVERY_LINES == 0:
-            time.sleep(0)  # lets a waiting thread (the UI loop) have the GIL; see YIELD_EVERY_LINES
-        if not line.strip():
-            continue
-        record = parse_line(line)
-        if header is None:
-            if record is None or not is_header(record):
-                raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
-            header = readable_header(record)
-            continue
-        readable = events_of_record(record) if record is not None else None
-        if not readable or (previous is not None and readable[0]["seq"] <= previous):
-            skipped.append(number)
-            continue
+    for _start, _end, readable in reader.lines():
         events.extend(readable)
-        previous = readable[-1]["seq"]
-        if isinstance(readable[0].get("surfaceOp"), dict):
-            replace_lines[previous] = number
-    if header is None:
-        raise StoreError(STORE_INVALID_LOG, "the log is empty")
-    return LogReport(header, events, tuple(skipped), replace_lines)
+    assert reader.header is not None  # `lines()` raised otherwise
+    return LogReport(reader.header, events, tuple(reader.skipped), reader.replace_lines)
 
 
 def events_of_record(record: dict[str, Any]) -> list[dict[str, Any]] | None:

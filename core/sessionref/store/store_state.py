@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from sessionref.service.protocols import Progress
-from sessionref.store.access import read_report, write_target
+from sessionref.store.access import SurfaceReport, read_lean_surface, read_report, write_target
 from sessionref.store.catalog import Catalog, Walk
 from sessionref.store.errors import STORE_CLOSED, STORE_UNREADABLE, STORE_WRITE_FAILED, StoreError
 from sessionref.store.foreign_access import foreign_refusal
@@ -164,6 +164,10 @@ class StoreState:
     def report(self, session_id: str) -> LogReport:
         """The parsed log of a session of this store (its header, events and skipped lines)."""
         return read_report(self.root_text, self.log_state(session_id).path, session_id)
+
+    def surface(self, session_id: str) -> SurfaceReport:
+        """The folded surface of a session of this store, read lean (see `access.read_lean_surface`)."""
+        return read_lean_surface(self.root_text, self.log_state(session_id).path, session_id)
 
     def rescan_after_write(self, state: LogState) -> None:
         """Bring the catalogue's row of a log just written up to date (unless closed meanwhile)."""
