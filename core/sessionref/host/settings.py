@@ -70,7 +70,7 @@ from sessionref.host.setting_values import (
     shown_value,
 )
 from sessionref.host.source_settings import SourcesSettings, sources_layer
-from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
+from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE, MAX_DEMO_PACE
 from sessionref.service.config import SessionReferenceConfig
 
 SETTINGS_INVALID: Final = HostCode.SETTINGS_INVALID
@@ -131,7 +131,7 @@ _MODEL_KEYS: Final[dict[str, Callable[[object], object]]] = {
     "context_window": parse_positive_int,
     "timeout": lambda value: parse_seconds(value, allow_zero=False),
     "deadline": lambda value: parse_seconds(value, allow_zero=False),
-    "demo_pace": lambda value: parse_seconds(value, allow_zero=True),
+    "demo_pace": lambda value: parse_seconds(value, allow_zero=True, at_most=MAX_DEMO_PACE),
 }
 _ENV_KEYS: Final = {
     "OPENAI_API_KEY": "api_key",

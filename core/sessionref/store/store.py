@@ -32,7 +32,7 @@ from sessionref.service.conversation_rows import SessionConversation
 from sessionref.service.protocols import Progress, SessionRecord, SurfaceSnapshot
 from sessionref.store.access import SurfaceReport
 from sessionref.store.conversation_sources import ConversationSource, ConversationSources
-from sessionref.store.errors import StoreError
+from sessionref.store.errors import STORE_UNREADABLE, StoreError
 from sessionref.store.foreign_catalog import SourceCount
 from sessionref.store.foreign_state import ForeignRoot
 from sessionref.store.lanes import on_loop
@@ -205,6 +205,14 @@ class SessionStore:
     def title(self, session_id: str) -> str | None:
         """The current title from the index (see `SessionReads.title`)."""
         return self._reads.title(session_id)
+
+    def missing_session_problem(self, session_id: str) -> StoreError | None:
+        """`STORE_UNREADABLE` when `session_id` is not listed because its folder cannot be read."""
+        try:
+            self.state.log_state(session_id)
+        except StoreError as error:
+            return error if error.code == STORE_UNREADABLE else None
+        return None
 
     def source_of(self, session_id: str) -> ForeignRoot | None:
         """The other agent's history a session comes from, or None (see `SessionReads.source_of`)."""

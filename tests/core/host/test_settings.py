@@ -339,3 +339,17 @@ def test_a_config_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, 
     with pytest.raises(SettingsError) as refused:
         load_settings({}, store_root=tmp_path)
     assert refused.value.code == "SETTINGS_FILE_INVALID"
+
+
+@pytest.mark.parametrize("pace", ["1e308", "11", "86401"])
+def test_a_demo_pace_beyond_the_bound_is_refused(tmp_path: Path, pace: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings({"SESSIONREF_DEMO_PACE": pace}, store_root=tmp_path)
+    assert refused.value.code == "SETTINGS_INVALID" and "at most" in refused.value.message
+
+
+def test_a_timeout_beyond_a_day_is_refused(tmp_path: Path) -> None:
+    write_config(tmp_path, "[model]\ntimeout = 1e308\n")
+    with pytest.raises(SettingsError) as refused:
+        load_settings({}, store_root=tmp_path)
+    assert "at most" in refused.value.message

@@ -173,3 +173,26 @@ def test_a_read_only_store_with_an_unusable_cache_folder_is_read_with_an_index_i
     assert shown_texts(capsys, root, "bad") == ["before the zeppelin", "after the zeppelin"]
     assert searched(capsys, root, "zeppelin") == {"good", "bad"}
     assert sorted(path.name for path in root.iterdir()) == before
+
+
+def test_an_unreadable_session_folder_is_unreadable_not_missing(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sessionref.store.catalog as catalog_module
+
+    root = store_with(tmp_path, "other", [])
+    locked = root / DSH_FOLDER / "locked"  # mode 000 for anyone but root: its log cannot be seen
+    locked.mkdir()
+    real_scandir = catalog_module.os.scandir
+
+    def scandir(path):  # what mode 000 does to anyone but root
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(catalog_module.os, "scandir", scandir)
+    code, _out, err = run(capsys, "show", "locked", "--store", str(root))
+    assert code != EXIT_OK
+    assert "STORE_UNREADABLE" in err and "Permission denied" in err and "not found" not in err
+    _code, _out, err = run(capsys, "show", "nothing-here", "--store", str(root))
+    assert "not found" in err
