@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from sessionref.contract.log_values import is_seq
 from sessionref.store.errors import (
     STORE_INVALID_LOG,
     STORE_LOG_BUSY,
@@ -121,7 +122,8 @@ def _line_seq(line: bytes) -> int | None:
     # A line readers skip (e.g. nested too deep) may still hold a seq other programs read:
     # continue after it rather than repeat it.
     match = _SEQ_PREFIX.match(line)
-    return int(match.group(1)) if match else None
+    seq = int(match.group(1)) if match else None
+    return seq if is_seq(seq) else None  # a seq readers refuse is no place to continue from
 
 
 def last_event_seq(fd: int, end: int) -> int | None:

@@ -122,3 +122,18 @@ def test_a_log_with_another_hard_link_is_read_but_never_appended_to(tmp_path: Pa
     finally:
         outside.unlink()
         store.close()
+
+
+def test_an_append_after_a_seq_readers_refuse_continues_from_the_last_readable_seq(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.create_session(cwd=None, session_id="s1")
+    store.append("s1", [{"type": "turn/start", "data": {}}])
+    (log,) = tmp_path.rglob("session.jsonl")
+    with log.open("a", encoding="utf-8") as out:  # another program wrote a seq beyond 2^53 and 2^63
+        for seq in (2**63, 9_999_999_999_999_999):
+            out.write(json.dumps({"type": "turn/end", "seq": seq, "time": 1, "data": {}}) + "\n")
+    (written,) = store.append("s1", [{"type": "turn/end", "data": {}}])
+    assert written["seq"] == 1
+    report = store.read_log_report("s1")
+    assert [event["seq"] for event in report.events] == [0, 1] and report.skipped_lines == (3, 4)
+    store.close()
