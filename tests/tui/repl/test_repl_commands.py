@@ -248,3 +248,43 @@ async def test_the_session_shown_and_log_say_how_many_lines_were_skipped(tmp_pat
         finally:
             await harness.stop()
             await harness.workspace.close()
+
+
+@pytest.mark.parametrize("target_exists", [True, False], ids=["existing", "dangling"])
+def test_a_repl_log_link_is_never_written_through(tmp_path: Path, target_exists: bool) -> None:
+    import logging
+
+    from sessionref_tui.cli.app_commands import REPL_LOG_NAME, _route_diagnostics
+
+    outside = tmp_path / "outside.log"
+    if target_exists:
+        outside.write_text("theirs\n", encoding="utf-8")
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / REPL_LOG_NAME).symlink_to(outside)
+    handler = _route_diagnostics(root)
+    try:
+        logging.getLogger("sessionref.test").error("a diagnostic line")
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+    assert isinstance(handler, logging.NullHandler)
+    assert (outside.read_text(encoding="utf-8") if outside.exists() else None) == (
+        "theirs\n" if target_exists else None
+    )
+
+
+def test_the_repl_log_is_written_in_a_writable_store(tmp_path: Path) -> None:
+    import logging
+
+    from sessionref_tui.cli.app_commands import REPL_LOG_NAME, _route_diagnostics
+
+    handler = _route_diagnostics(tmp_path)
+    try:
+        logging.getLogger("sessionref.test").error("a diagnostic line")
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+        if isinstance(handler, logging.StreamHandler):
+            handler.stream.close()
+    assert "a diagnostic line" in (tmp_path / REPL_LOG_NAME).read_text(encoding="utf-8")
