@@ -66,12 +66,20 @@ def _entries(path: Path | str, refused: list[str]) -> list[os.DirEntry[str]]:
     return kept
 
 
+_MAX_PROBED_ID_CHARS = 1024
+
+
 def _unreadable_session_folder(root: Path, session_id: str) -> str | None:
     """Why the folder of `session_id` (in any project folder) cannot be listed, or None.
 
     Only asked when an id is not in the catalogue, so one listing of the root is cheap enough.
     """
-    segment = encode_session_segment(session_id)
+    if len(session_id) > _MAX_PROBED_ID_CHARS:
+        return None  # no folder name is this long
+    try:
+        segment = encode_session_segment(session_id)
+    except StoreError:  # an empty id, or one no folder name can hold
+        return None
     if not valid_segment(segment):
         return None
     for project in _entries(root, []):
