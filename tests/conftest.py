@@ -17,3 +17,5 @@ def no_real_histories(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     for variable in SOURCE_VARIABLES:
         monkeypatch.setenv(variable, str(nowhere / variable.lower()))
     monkeypatch.delenv("SESSIONREF_SOURCES", raising=False)
+    # Read-only commands keep an internal error's traceback in the user's state folder: a test's own.
+    monkeypatch.setenv("XDG_STATE_HOME", str(Path(tmp_path_factory.getbasetemp()) / "user-state"))

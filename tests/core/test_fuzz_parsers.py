@@ -229,3 +229,90 @@ def test_reference_config_raises_only_invalid_config(values: dict[str, object]) 
         SessionReferenceConfig.from_value(values)
     except SessionReferenceError as error:
         assert error.code == "SESSION_REFERENCE_INVALID_CONFIG"
+
+
+# --- other agents' histories: huge integers, shapeless records, bad ops ---------------------------------
+
+HUGE_INTEGERS = st.sampled_from(
+    [2**53, 2**63 - 1, 2**63, 2**64, 2**70, -(2**63) - 1, 10**30, 253_402_300_800_000]
+)
+"""Integers beyond what SQLite (int64), JavaScript (2^53) or the clock (year 9999) can hold."""
+HOSTILE_SCALARS = st.one_of(HUGE_INTEGERS, st.none(), st.booleans(), st.text(max_size=12), st.integers())
+HOSTILE_VALUES = st.recursive(
+    HOSTILE_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+READER_KEYS = st.sampled_from(
+    [
+        "type", "timestamp", "message", "payload", "content", "id", "sessionId", "cwd", "uuid",
+        "parentUuid", "role", "seq", "time", "surfaceOp", "startTime", "messages", "$set", "$rewindTo",
+    ]
+)  # fmt: skip
+SHAPELESS_RECORDS = st.dictionaries(READER_KEYS, HOSTILE_VALUES, max_size=6)
+TIMES = st.one_of(
+    HUGE_INTEGERS, st.sampled_from(["2026-03-02T09:00:00Z", "+275760-09-13T00:00:00Z", "0001-01-01"])
+)
+SHAPED_RECORDS = st.one_of(
+    st.fixed_dictionaries(  # Claude Code
+        {"type": st.sampled_from(["user", "assistant"]), "sessionId": st.just("s"), "timestamp": TIMES},
+        optional={"message": st.fixed_dictionaries({"content": HOSTILE_VALUES}), "uuid": HOSTILE_VALUES},
+    ),
+    st.fixed_dictionaries(  # Codex CLI
+        {"type": st.sampled_from(["session_meta", "event_msg", "response_item"]), "timestamp": TIMES},
+        optional={
+            "payload": st.fixed_dictionaries(
+                {"type": st.sampled_from(["user_message", "agent_message", "message"])},
+                optional={"message": HOSTILE_VALUES, "id": HOSTILE_VALUES, "cwd": HOSTILE_VALUES},
+            )
+        },
+    ),
+    st.fixed_dictionaries(  # Gemini CLI
+        {"id": HOSTILE_VALUES, "type": st.sampled_from(["user", "gemini"]), "timestamp": TIMES},
+        optional={"content": HOSTILE_VALUES, "sessionId": st.just("g"), "startTime": TIMES},
+    ),
+)
+
+
+def _read_foreign(kind: str, root: Path, path: Path) -> object:
+    """Read one file as `kind` through the public reader API (`sessionref.sources`)."""
+    from sessionref.sources import claude_code, codex, gemini
+
+    if kind == "claude-code":
+        return claude_code.read_session(root, path)
+    if kind == "codex":
+        files = codex.CodexSessionFiles("0a0b0c0d-1111-4222-8333-444455556666", (path,))
+        return codex.read_session(root, files, {})
+    return gemini.read_session(root, path)
+
+
+FOREIGN_KINDS = ("claude-code", "codex", "gemini")
+"""Every reader `sessionref.sources` has today; a registry of readers (issue 18) extends this list."""
+
+
+@FUZZ
+@given(st.sampled_from(FOREIGN_KINDS), st.lists(SHAPELESS_RECORDS | SHAPED_RECORDS, max_size=8))
+def test_every_foreign_reader_takes_huge_integers_and_shapeless_records(
+    kind: str, records: list[dict[str, object]]
+) -> None:
+    from sessionref.contract.log_values import is_epoch_ms, is_seq
+    from sessionref.contract.projection import project_session_conversation
+    from sessionref.sources import ForeignSourceError
+
+    if kind == "gemini":
+        records = [{"sessionId": "g", "startTime": "2026-03-07T11:00:00Z"}, *records]
+    data = "".join(json.dumps(record) + "\n" for record in records).encode()
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        path = root / "chats" / "session-x.jsonl"
+        path.parent.mkdir()
+        path.write_bytes(data)
+        try:
+            session = _read_foreign(kind, root, path)
+        except ForeignSourceError:
+            return
+    snapshot = session.snapshot  # type: ignore[attr-defined]
+    project_session_conversation(snapshot)
+    for event in snapshot["events"]:
+        assert is_seq(event["seq"]) and is_epoch_ms(event.get("time", 0))
+    assert is_epoch_ms(snapshot["session"]["createdAt"])

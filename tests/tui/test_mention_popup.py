@@ -119,7 +119,8 @@ class TestHostileData:
             assert "\\x1b[31mEvil[bold]x[/bold]\\x07" in preview
             await pilot.press("tab")
             await settle(pilot)
-            assert app.composer.display_text == "@\\x1b[31mEvil[bold]x[/bold]\\x07 "
+            # The inserted label is neutral (issue 20): the escape sequence is gone, not shown escaped.
+            assert app.composer.display_text == "@Evil[bold]x[/bold] "
             assert "\x1b" not in app.composer.display_text
             (reference,) = parse_session_reference_text(app.composer.value).references
             assert reference.session_id == "evil\x1b[2J"

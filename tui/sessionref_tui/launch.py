@@ -103,13 +103,11 @@ class WorkspaceOpener:
         from sessionref.host.workspace import Workspace
         from sessionref.textsearch.store_index import StoreConversationIndex
 
-        foreign = self.settings.store.write_foreign_sessions
         sources = self.sources() if callable(self.sources) else self.sources
         store = open_store(
             self.settings.store_root,
             progress=progress,
             catch_up=False,
-            write_foreign=foreign,
             sources=tuple(sources),
         )
         with self._lock:

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from sessionref.contract.mention_label import neutral_mention_label
 from sessionref.contract.uri import SessionReference, find_mention_spans, format_session_reference_mention
 
 from sessionref_tui.display import inert
@@ -98,10 +99,12 @@ class MentionTarget:
 def mention_for(candidate: Mentionable) -> str:
     """The canonical token `@[label](dsh-session:…)` that accepting `candidate` inserts.
 
-    The label is made inert first (as it is shown in the menus), so the readable text the model
-    receives never carries control characters; the URI keeps the raw id.
+    The label is made neutral first (`neutral_mention_label`: one line, bounded, no control or
+    markup characters), so the readable text the model receives never carries what a hostile title
+    put there, and the chip shows exactly that label; the URI keeps the raw id.
     """
-    return format_session_reference_mention(SessionReference(candidate.session_id, inert(candidate.label)))
+    label = neutral_mention_label(candidate.label, fallback=candidate.session_id)
+    return format_session_reference_mention(SessionReference(candidate.session_id, label))
 
 
 @dataclass(frozen=True, slots=True)

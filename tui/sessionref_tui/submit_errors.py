@@ -20,6 +20,8 @@ PLAIN_WORDS: dict[str, str] = {
     "AGENT_EMPTY_MESSAGE": "There is nothing to send",
     "STORE_SESSION_NOT_FOUND": "The session no longer exists",
     "STORE_UNREADABLE": "The session store could not be read",
+    "STORE_WRITE_FAILED": "The session log could not be written",
+    "STORE_LOG_LINKED": "The session log has another hard link and is only read",
     "STORE_INVALID_LOG": "A session log is damaged",
 }
 

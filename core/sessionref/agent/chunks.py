@@ -1,9 +1,12 @@
 """Batched logging of streamed text deltas as ``assistant/chunk`` events.
 
-Every delta becomes its own ``assistant/chunk`` event (the raw stream is kept), but events are
-appended in batches so a fast stream is not one fsync per token: a batch is sent when it holds
-``max_batch`` deltas, when a delta arrives ``max_delay`` seconds after the batch began, or
-``max_delay`` seconds after the first unsent delta if the stream pauses.
+Every delta becomes its own ``assistant/chunk`` event (the raw stream is kept) up to
+``MAX_LOGGED_CHARS_PER_STEP`` characters of one step; beyond that the deltas are only shown, not
+logged, since the step's final ``assistant/message`` holds the whole text anyway (a 64 MiB reply
+is then written once, not twice: docs/reliability.md). Events are appended in batches so a fast
+stream is not one fsync per token: a batch is sent when it holds ``max_batch`` deltas, when a
+delta arrives ``max_delay`` seconds after the batch began, or ``max_delay`` seconds after the
+first unsent delta if the stream pauses.
 
 Sending a batch queues it on the session's ordered writer and does not wait for the disk, so the
 stream goes on while the batch is written; at most ``MAX_BATCHES_IN_FLIGHT`` are unwritten at a
@@ -27,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH = 32
 DEFAULT_MAX_DELAY = 0.05
+MAX_LOGGED_CHARS_PER_STEP = 1 << 20
+"""Characters of one step's deltas logged as chunks; the rest reach the log in the final message only."""
 MAX_BATCHES_IN_FLIGHT = 2
 """Sent batches that may still be waiting for the disk before the stream waits for the oldest."""
 
@@ -52,6 +57,7 @@ class ChunkBatcher:
         self._max_batch = max_batch
         self._max_delay = max_delay
         self._pending: list[LogEvent] = []
+        self._logged_chars = 0
         self._sent: deque[asyncio.Future[Any]] = deque()
         self._failure: BaseException | None = None
         self._started_at = 0.0
@@ -59,7 +65,13 @@ class ChunkBatcher:
         self._loop = asyncio.get_running_loop()
 
     def add(self, delta: str) -> None:
-        """Queue one text delta; sends the batch when it is full or old enough."""
+        """Queue one text delta; sends the batch when it is full or old enough.
+
+        Once the step has logged `MAX_LOGGED_CHARS_PER_STEP` characters, deltas are no longer logged.
+        """
+        self._logged_chars += len(delta)
+        if self._logged_chars > MAX_LOGGED_CHARS_PER_STEP:
+            return
         if not self._pending:
             self._started_at = self._loop.time()
             self._timer = self._loop.call_later(self._max_delay, self.send)

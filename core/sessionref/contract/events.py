@@ -18,7 +18,7 @@ block of a kind we do not know), so a `UserMessage` fits where a generic payload
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 __all__ = [
@@ -222,9 +222,10 @@ class SurfaceSnapshot(TypedDict):
     """The folded current surface of one session (§3.2): what the reference service reads.
 
     `capturedThroughSeq` is the seq of the last event of the log, of any type (None for a log
-    without events); `events` are the surface events in fold order.
+    without events); `events` are the surface events in fold order: a read-only sequence (a
+    store may parse them from the log each time they are read, so readers iterate it).
     """
 
     session: SessionHeader
     capturedThroughSeq: int | None
-    events: list[SurfaceEvent]
+    events: Sequence[SurfaceEvent]

@@ -4,6 +4,9 @@ An unexpected exception (not a `CodedError`, not an `OSError`) is shown to a per
 `INTERNAL_ERROR` with one line saying what happened (`sessionref.contract.errors.describe_error`);
 its traceback, which a bug report needs and a person should not have to read in the terminal,
 is appended to `<store>/.sessionref-logs/internal-errors.log`, and the message names that file.
+A command that only reads a store writes nothing there but the index (docs/reliability.md): its
+log is `user_state_error_log()`, the same file layout in the user's state folder (platformdirs),
+which is created for it when missing.
 
 The file follows the store's own rules for files it owns (`sessionref.store.paths.Folder`): the
 folder is entered without following a symbolic link, the file is opened with `O_NOFOLLOW` (a
@@ -68,12 +71,15 @@ def format_entry(error: BaseException, now: float) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def append_entry(store_root: Path, entry: bytes) -> Path:
+def append_entry(store_root: Path, entry: bytes, *, create_root: bool = False) -> Path:
     """Append `entry` to the store's internal-error log (rotating it first when full); returns its path.
 
-    Raises `OSError` or the store's `STORE_UNSAFE_PATH` error when it cannot be written.
+    `create_root` makes a missing `store_root` (private, 0700) instead of refusing it. Raises
+    `OSError` or the store's `STORE_UNSAFE_PATH` error when it cannot be written.
     """
     root = os.fspath(store_root)
+    if create_root:
+        os.makedirs(root, mode=0o700, exist_ok=True)
     if not os.path.isdir(root):
         raise FileNotFoundError(f"there is no store at {root}")
     with Folder(root, [LOG_FOLDER], create=True) as folder:
@@ -107,9 +113,12 @@ def _rotate(folder: Folder) -> None:
 class StoreInternalErrorLog:
     """An `InternalErrorLog` writing to the store at `store_root` (see the module docstring)."""
 
-    def __init__(self, store_root: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, store_root: Path, *, clock: Callable[[], float] = time.time, create_root: bool = False
+    ) -> None:
         self.store_root = store_root
         self._clock = clock
+        self._create_root = create_root
 
     @property
     def path(self) -> Path:
@@ -119,9 +128,17 @@ class StoreInternalErrorLog:
     def record(self, error: BaseException) -> str:
         """Append `error`'s traceback; returns `the traceback is in <path>`, or why it is not kept."""
         try:
-            path = append_entry(self.store_root, format_entry(error, self._clock()))
+            entry = format_entry(error, self._clock())
+            path = append_entry(self.store_root, entry, create_root=self._create_root)
         except CodedError as failure:  # e.g. STORE_UNSAFE_PATH: a link where the folder should be
             return f"its traceback could not be saved ({failure.message})"
         except OSError as failure:
             return f"its traceback could not be saved ({failure.strerror or failure})"
         return f"the traceback is in {path}"
+
+
+def user_state_error_log() -> StoreInternalErrorLog:
+    """The internal-error log of commands that must not write the store: in the user's state folder."""
+    import platformdirs
+
+    return StoreInternalErrorLog(platformdirs.user_state_path("sessionref"), create_root=True)

@@ -97,8 +97,13 @@ def parse_positive_int(value: object) -> int:
     return value
 
 
-def parse_seconds(value: object, *, allow_zero: bool) -> float:
-    """A finite number of seconds above zero (or zero too, with `allow_zero`), from a number or text."""
+MAX_SETTING_SECONDS: Final = 86_400.0
+"""The longest time a setting may name (a day): beyond it a timer overflows or never fires."""
+
+
+def parse_seconds(value: object, *, allow_zero: bool, at_most: float = MAX_SETTING_SECONDS) -> float:
+    """A finite number of seconds above zero (or zero too, with `allow_zero`) up to `at_most`, from a
+    number or text."""
     if isinstance(value, bool):
         raise BadValue("must be a number of seconds")
     number: float
@@ -117,6 +122,8 @@ def parse_seconds(value: object, *, allow_zero: bool) -> float:
     if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
         bound = "zero or more" if allow_zero else "more than zero"
         raise BadValue(f"must be a finite number of seconds, {bound}, got {shown_value(value)}")
+    if number > at_most:
+        raise BadValue(f"must be at most {at_most:g} seconds, got {shown_value(value)}")
     return number
 
 

@@ -23,8 +23,8 @@ Each value is parsed by :mod:`sessionref.host.setting_values`.
     placement = "before"               # SESSIONREF_PLACEMENT: "before" | "after"
 
     [store]
-    write_foreign_sessions = false     # SESSIONREF_WRITE_FOREIGN_SESSIONS: also append to sessions
-                                       # another program (DSH) created; off: they are read-only
+    write_foreign_sessions = false     # SESSIONREF_WRITE_FOREIGN_SESSIONS: withdrawn (issue 20), still
+                                       # accepted but ignored: another program's sessions are only read
 
     [sources]                          # other agents' histories (see `source_settings`)
     claude_code = true                 # SESSIONREF_SOURCES="claude-code,codex" | "all" | "none"
@@ -41,7 +41,10 @@ Each value is parsed by :mod:`sessionref.host.setting_values`.
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -67,11 +70,13 @@ from sessionref.host.setting_values import (
     shown_value,
 )
 from sessionref.host.source_settings import SourcesSettings, sources_layer
-from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE
+from sessionref.models.base import DEFAULT_BASE_URL, DEFAULT_DEADLINE, DEFAULT_DEMO_PACE, MAX_DEMO_PACE
 from sessionref.service.config import SessionReferenceConfig
 
 SETTINGS_INVALID: Final = HostCode.SETTINGS_INVALID
 SETTINGS_FILE_INVALID: Final = HostCode.SETTINGS_FILE_INVALID
+
+logger = logging.getLogger(__name__)
 
 CONFIG_FILE_NAME: Final = "config.toml"
 DEFAULT_MODEL: Final = "gpt-4o-mini"
@@ -97,7 +102,8 @@ class ModelSettings(BaseModel):
 
 
 class StoreSettings(BaseModel):
-    """How the session store may be used: `open_store(..., write_foreign=write_foreign_sessions)`."""
+    """The `[store]` section. `write_foreign_sessions` is withdrawn: parsed so old configs still load,
+    then ignored (hosts never open a store with `write_foreign`; docs/reliability.md says why)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -125,7 +131,7 @@ _MODEL_KEYS: Final[dict[str, Callable[[object], object]]] = {
     "context_window": parse_positive_int,
     "timeout": lambda value: parse_seconds(value, allow_zero=False),
     "deadline": lambda value: parse_seconds(value, allow_zero=False),
-    "demo_pace": lambda value: parse_seconds(value, allow_zero=True),
+    "demo_pace": lambda value: parse_seconds(value, allow_zero=True, at_most=MAX_DEMO_PACE),
 }
 _ENV_KEYS: Final = {
     "OPENAI_API_KEY": "api_key",
@@ -178,14 +184,39 @@ def _expanded(path: Path, where: str) -> Path:
         raise SettingsError(SETTINGS_INVALID, f"{where}: no home directory for {shown}") from None
 
 
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file `path`; `OSError` for anything else (a FIFO, a folder)."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks: list[bytes] = []
+        remaining = limit
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_config_file(path: Path) -> dict[str, Any] | None:
     """The TOML table in ``path`` (None when there is no such file); SETTINGS_FILE_INVALID if unreadable.
 
-    Bounded (``sessionref.host.bounded_toml``): at most 1 MiB, nesting at most 32 deep.
+    Bounded (``sessionref.host.bounded_toml``): at most 1 MiB, nesting at most 32 deep. Opened
+    non-blocking and read only when it is a regular file: a FIFO or a device named like the
+    config is refused at once instead of hanging every command (docs/reliability.md).
     """
     try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_TOML_BYTES + 1)
+        raw = _read_regular_file(path, MAX_TOML_BYTES + 1)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:  # ValueError: a path holding a NUL character
@@ -249,6 +280,11 @@ def _store_layer(table: Mapping[str, Any], path: Path, env: Mapping[str, str]) -
         value = env.get(variable)
         if value is not None and value.strip():
             values[key] = _parse(_STORE_KEYS[key], value, variable)
+    if values.get("write_foreign_sessions"):
+        logger.warning(
+            "[store] write_foreign_sessions is withdrawn and ignored: another program's sessions "
+            "are only read (an append cannot be made safe against a writer that ignores our lock)"
+        )
     return StoreSettings(**values)
 
 

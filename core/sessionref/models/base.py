@@ -57,6 +57,9 @@ DEFAULT_DEADLINE: Final = 600.0
 DEFAULT_DEMO_PACE: Final = 0.04
 """Seconds between the words the demo model streams."""
 
+MAX_DEMO_PACE: Final = 10.0
+"""The slowest demo pace a setting or `--pace` may ask for (seconds between words)."""
+
 
 class ModelError(CodedError):
     """A model call failed; ``code`` is a `ModelCode`, ``message`` is for people."""

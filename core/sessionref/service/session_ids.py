@@ -12,7 +12,7 @@ backend works and nothing here reads a log.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 from sessionref.contract.errors import CodedError, ErrorCode, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
@@ -34,6 +34,15 @@ ID_EXCERPT_CHARS: Final = 80
 """Characters of one id (or of the typed prefix) quoted in an error message."""
 
 
+@runtime_checkable
+class ExplainsMissingSessions(Protocol):
+    """A backend that can say why an id it does not list is missing (e.g. its folder is unreadable)."""
+
+    def missing_session_problem(self, session_id: str) -> CodedError | None:
+        """The error to report instead of "not found" for `session_id`, or None when it is simply absent."""
+        ...
+
+
 class SessionIdError(CodedError):
     """The text names no session (``STORE_SESSION_NOT_FOUND``) or several (``SESSION_ID_AMBIGUOUS``)."""
 
@@ -53,6 +62,11 @@ async def resolve_session_id(sessions: SessionQuery, text: str) -> str:
         return matches[0]
     quoted = _quote(text)
     if not matches:
+        problem = (
+            sessions.missing_session_problem(text) if isinstance(sessions, ExplainsMissingSessions) else None
+        )
+        if problem is not None:
+            raise problem
         message = f"session {quoted} not found (no id is or starts with it)"
         raise SessionIdError(STORE_SESSION_NOT_FOUND, message)
     shown = ", ".join(_quote(session_id) for session_id in matches[:AMBIGUOUS_MATCHES_SHOWN])

@@ -3,10 +3,12 @@
 Both indexes are SQLite files that only cache what the logs say, so a file that cannot be used
 is deleted and created again empty rather than trusted or fatal. `open_cache_file` does that the
 same way for both: a file (or a WAL/SHM/journal companion) that is a symbolic link is never
-followed but replaced, an existing file must pass the caller's `problem` check, a damaged or
-foreign one is removed with its companions and recreated, and every connection runs in
-autocommit mode with a busy timeout, WAL and `synchronous = NORMAL` (a commit lost in a power
-cut is written again by the next catch-up). What cannot be used or created raises
+followed but replaced, a new file is created by us (`O_EXCL | O_NOFOLLOW`) before SQLite opens it,
+and after every open the file is checked to be the regular file we checked (a link swapped in
+meanwhile is refused before anything is written). An existing file must pass the caller's
+`problem` check; a damaged or foreign one is removed with its companions and recreated. Every
+connection runs in autocommit mode with a busy timeout, WAL and `synchronous = NORMAL` (a commit
+lost in a power cut is written again by the next catch-up). What cannot be used or created raises
 `CacheFileUnusable`, which each index turns into its own answer.
 
 `SlowStatements` is an optional hook (off by default) that reports statements slower than a
@@ -19,6 +21,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +33,24 @@ BUSY_TIMEOUT_MS = 5000
 
 COMPANION_SUFFIXES = ("", "-wal", "-shm", "-journal")
 """The file itself and the side files SQLite keeps beside it."""
+
+MEMORY_PREFIX = ":memory:"
+"""A cache "path" starting with this is no file: `:memory:` alone is one connection's private
+database; `:memory:<name>` is a database in memory shared by this process's connections to the
+same name (what a store falls back to when no cache file can be created, docs/reliability.md)."""
+
+
+def is_in_memory(path: Path | str) -> bool:
+    """True for a cache path that names a database in memory (see `MEMORY_PREFIX`)."""
+    return os.fspath(path).startswith(MEMORY_PREFIX)
+
+
+def _database_name(path: Path | str) -> tuple[str, bool]:
+    """What `sqlite3.connect` is given for `path`, and whether it is a URI."""
+    text = os.fspath(path)
+    if text == MEMORY_PREFIX or not is_in_memory(text):
+        return text, False
+    return f"file:{text[len(MEMORY_PREFIX) :]}?mode=memory&cache=shared", True
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +116,12 @@ def connect_cache(
     It waits up to `BUSY_TIMEOUT_MS` for a lock; `mmap_bytes` maps that much of the file into
     memory for reading; `slow` reports slow statements (a plain connection without it).
     """
+    name, uri = _database_name(path)
     if slow is None:
-        connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        connection = sqlite3.connect(name, check_same_thread=False, isolation_level=None, uri=uri)
     else:
         connection = sqlite3.connect(
-            path, check_same_thread=False, isolation_level=None, factory=_TimedConnection
+            name, check_same_thread=False, isolation_level=None, factory=_TimedConnection, uri=uri
         )
         assert isinstance(connection, _TimedConnection)
         connection.slow = slow
@@ -129,9 +151,71 @@ def _linked(path: Path) -> bool:
     return any(os.path.islink(str(path) + suffix) for suffix in COMPANION_SUFFIXES)
 
 
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+FileIdentity = tuple[int, int]
+"""(st_dev, st_ino) of a file, to tell that the file SQLite opened is the one we checked."""
+
+
+def regular_file_identity(path: Path | str) -> FileIdentity | None:
+    """The identity of `path` when it is a regular file itself (not a link to one), else None."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+
+def opened_as_checked(path: Path | str, identity: FileIdentity) -> bool:
+    """True when `path` is still the regular file `identity` names and no companion is a link.
+
+    Checked after SQLite opened it: SQLite opens by name and follows links, so a link swapped in
+    between our check and its open is caught here, before anything is written.
+    """
+    return regular_file_identity(path) == identity and not _linked(Path(path))
+
+
+def _create_empty(path: Path) -> FileIdentity:
+    """Create `path` as a new empty regular file (never through a link); SQLite reads it as a new database."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o644)
+    try:
+        status = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return status.st_dev, status.st_ino
+
+
+def _connect_checked(path: Path, identity: FileIdentity, slow: SlowStatements | None) -> sqlite3.Connection:
+    connection = connect_cache(path, slow=slow)
+    if not opened_as_checked(path, identity):
+        connection.close()
+        raise CacheFileUnusable(f"{path} changed while it was opened (a link was put in its place)")
+    return connection
+
+
 def _cache_settings(connection: sqlite3.Connection) -> None:
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
+
+
+def _open_in_memory(
+    path: Path,
+    *,
+    create: Callable[[sqlite3.Connection], None],
+    ready: Callable[[sqlite3.Connection], None] | None,
+    slow: SlowStatements | None,
+) -> sqlite3.Connection:
+    connection = connect_cache(path, slow=slow)
+    try:
+        if connection.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,):
+            create(connection)
+        if ready is not None:
+            ready(connection)
+    except sqlite3.Error as error:
+        connection.close()
+        raise CacheFileUnusable(f"the in-memory {path} cannot be created ({error})") from error
+    return connection
 
 
 def open_cache_file(
@@ -154,14 +238,19 @@ def open_cache_file(
     `CacheFileUnusable` when the file is locked by another process, cannot be replaced or
     cannot be created.
     """
+    if is_in_memory(path):
+        return _open_in_memory(path, create=create, ready=ready, slow=slow), True
     reason = damaged
     existed = os.path.lexists(path)
+    identity = regular_file_identity(path) if existed else None
     if existed and reason is None and _linked(path):
         reason = "it is a symbolic link (never followed)"
-    if existed and reason is None:
+    elif existed and reason is None and identity is None:
+        reason = "it is not a regular file"
+    if existed and reason is None and identity is not None:
         connection: sqlite3.Connection | None = None
         try:
-            connection = connect_cache(path, slow=slow)
+            connection = _connect_checked(path, identity, slow)
             reason = problem(connection)
             if reason is None:
                 _cache_settings(connection)
@@ -185,7 +274,7 @@ def open_cache_file(
         except OSError as error:
             raise CacheFileUnusable(f"{path} cannot be replaced ({error})") from error
     try:
-        connection = connect_cache(path, slow=slow)
+        connection = _connect_checked(path, _create_empty(path), slow)
     except (OSError, sqlite3.Error) as error:
         raise CacheFileUnusable(f"{path} cannot be created ({error})") from error
     try:

@@ -15,17 +15,18 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
 from sessionref.service.protocols import Progress, SessionRecord
-from sessionref.store.errors import STORE_SESSION_NOT_FOUND, StoreError, shown_id
+from sessionref.store.errors import STORE_SESSION_NOT_FOUND, STORE_UNREADABLE, StoreError, shown_id
 from sessionref.store.first_scan import scan_new_folders
 from sessionref.store.foreign_state import ForeignEntry
 from sessionref.store.index import DiscoveryIndex
-from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment
+from sessionref.store.layout import LOG_NAME, ZSTD_LOG_NAME, decode_session_segment, encode_session_segment
 from sessionref.store.logfile import is_compressed
 from sessionref.store.paths import is_link, valid_segment
 from sessionref.store.scan import LogState, scan_log
@@ -63,6 +64,36 @@ def _entries(path: Path | str, refused: list[str]) -> list[os.DirEntry[str]]:
             continue
         kept.append(entry)
     return kept
+
+
+_MAX_PROBED_ID_CHARS = 1024
+
+
+def _unreadable_session_folder(root: Path, session_id: str) -> str | None:
+    """Why the folder of `session_id` (in any project folder) cannot be listed, or None.
+
+    Only asked when an id is not in the catalogue, so one listing of the root is cheap enough.
+    """
+    if len(session_id) > _MAX_PROBED_ID_CHARS:
+        return None  # no folder name is this long
+    try:
+        segment = encode_session_segment(session_id)
+    except StoreError:  # an empty id, or one no folder name can hold
+        return None
+    if not valid_segment(segment):
+        return None
+    for project in _entries(root, []):
+        folder = os.path.join(project.path, segment)
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                continue
+            with os.scandir(folder):
+                pass
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            return str(error.strerror or error)
+    return None
 
 
 def _session_dirs(root: Path, refused: list[str]) -> Iterator[str]:
@@ -386,8 +417,19 @@ class Catalog:
         return self._candidates
 
     def require(self, session_id: str) -> LogState:
-        """The state of a listed session or `StoreError(STORE_SESSION_NOT_FOUND)`."""
+        """The state of a listed session or `StoreError(STORE_SESSION_NOT_FOUND)`.
+
+        A session whose folder is there but cannot be read is `STORE_UNREADABLE`, not "not found".
+        """
         state = self.by_id.get(session_id) if isinstance(session_id, str) else None
         if state is None:
+            unreadable = (
+                _unreadable_session_folder(self.root, session_id) if isinstance(session_id, str) else None
+            )
+            if unreadable is not None:
+                raise StoreError(
+                    STORE_UNREADABLE,
+                    f'the folder of session "{shown_id(session_id)}" cannot be read ({unreadable})',
+                )
             raise StoreError(STORE_SESSION_NOT_FOUND, f'session "{shown_id(session_id)}" not found')
         return state

@@ -29,6 +29,10 @@ class StoreCode(StrEnum):
     """A compressed log expands beyond `MAX_DECOMPRESSED_LOG_BYTES`."""
     UNSAFE_PATH = "STORE_UNSAFE_PATH"
     """A path below the store root is a symbolic link (or otherwise leads out of the root): refused."""
+    WRITE_FAILED = "STORE_WRITE_FAILED"
+    """The file system refused a write (no space left, a read-only file system, an I/O error)."""
+    LOG_LINKED = "STORE_LOG_LINKED"
+    """A log has more than one hard link, so an append could change a file outside the root: refused."""
 
 
 # The names the store's modules import; each is the catalogue member above.
@@ -46,6 +50,8 @@ STORE_LOG_BUSY: Final = StoreCode.LOG_BUSY
 STORE_LOCK_TIMEOUT: Final = StoreCode.LOCK_TIMEOUT
 STORE_LOG_TOO_LARGE: Final = StoreCode.LOG_TOO_LARGE
 STORE_UNSAFE_PATH: Final = StoreCode.UNSAFE_PATH
+STORE_WRITE_FAILED: Final = StoreCode.WRITE_FAILED
+STORE_LOG_LINKED: Final = StoreCode.LOG_LINKED
 
 
 ID_EXCERPT_CHARS = 120

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sessionref.contract.options import MAX_SAFE_INTEGER
+from sessionref.contract.log_values import is_epoch_ms
 from sessionref.store.errors import STORE_INVALID_EVENT, STORE_INVALID_ID, StoreError
 from sessionref.store.fold import SURFACE_TYPES, replace_range
 from sessionref.store.logfile import PACKED_CHUNK_TYPES
@@ -62,9 +62,9 @@ def _checked(index: int, event: object) -> dict[str, Any]:
 
 
 def checked_time(value: object, what: str) -> int:
-    """`value` when it is epoch milliseconds (a non-negative safe integer), else `STORE_INVALID_EVENT`."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SAFE_INTEGER:
-        raise StoreError(STORE_INVALID_EVENT, f"{what} must be non-negative epoch milliseconds")
+    """`value` when it is epoch milliseconds of the years 1970–9999, else `STORE_INVALID_EVENT`."""
+    if not is_epoch_ms(value):
+        raise StoreError(STORE_INVALID_EVENT, f"{what} must be epoch milliseconds of the years 1970 to 9999")
     return value
 
 

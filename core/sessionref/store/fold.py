@@ -71,13 +71,19 @@ def _check_header(header: object) -> dict[str, Any]:
 
 
 def fold_surface(
-    header: dict[str, Any], events: Sequence[dict[str, Any]], *, lenient: bool = False
+    header: dict[str, Any],
+    events: Sequence[dict[str, Any]],
+    *,
+    lenient: bool = False,
+    skipped: list[int] | None = None,
 ) -> SurfaceSnapshot:
     """The current surface of a log: surface events in fold order plus the last raw seq.
 
     Seqs must increase strictly (real DSH logs have gaps where chunk rows were elided). Any
-    violation raises `StoreError(STORE_INVALID_LOG)` naming the offending seq. `lenient` is for
-    logs read with skipped lines: a replace naming seqs that are gone still applies (see above).
+    violation raises `StoreError(STORE_INVALID_LOG)` naming the offending seq, unless `skipped`
+    is given: then an event the fold cannot apply is left out and its seq appended to `skipped`
+    (one bad line costs that line), and the rest is folded leniently. `lenient` is for logs read
+    with skipped lines: a replace naming seqs that are gone still applies (see above).
     """
     _check_header(header)
     by_seq: dict[int, dict[str, Any]] = {}
@@ -88,25 +94,39 @@ def fold_surface(
         if not _is_int(seq) or (previous is not None and seq <= previous):
             raise _invalid(f"event seq {_shown(seq)} does not follow seq {previous!r}")
         previous = seq
-        kind = event.get("type")
-        if not isinstance(kind, str) or kind not in SURFACE_TYPES:
-            if "surfaceOp" in event:
-                raise _invalid(f"log-only event {_shown(kind)} at seq {seq} carries a surfaceOp")
-            continue
-        if "surfaceOp" not in event:
-            raise _invalid(f"surface event {_shown(kind)} at seq {seq} has no surfaceOp")
-        span = replace_range(event["surfaceOp"])
-        by_seq[seq] = event
-        if span is None:
-            surface.append(seq)
-            continue
-        _apply_replace(surface, by_seq, event, seq, span, lenient=lenient)
+        try:
+            _fold_event(surface, by_seq, event, seq, lenient=lenient)
+        except StoreError:
+            if skipped is None:
+                raise
+            by_seq.pop(seq, None)
+            skipped.append(seq)
+            lenient = True
     # Both shapes were checked above: the header by the caller's parse, each event here.
     return {
         "session": cast(SessionHeader, header),
         "capturedThroughSeq": previous,
         "events": [cast(SurfaceEvent, by_seq[seq]) for seq in surface],
     }
+
+
+def _fold_event(
+    surface: list[int], by_seq: dict[int, dict[str, Any]], event: dict[str, Any], seq: int, *, lenient: bool
+) -> None:
+    """Apply one event to `surface` (seqs) and `by_seq`; raises before changing `surface` when it cannot."""
+    kind = event.get("type")
+    if not isinstance(kind, str) or kind not in SURFACE_TYPES:
+        if "surfaceOp" in event:
+            raise _invalid(f"log-only event {_shown(kind)} at seq {seq} carries a surfaceOp")
+        return
+    if "surfaceOp" not in event:
+        raise _invalid(f"surface event {_shown(kind)} at seq {seq} has no surfaceOp")
+    span = replace_range(event["surfaceOp"])
+    by_seq[seq] = event
+    if span is None:
+        surface.append(seq)
+        return
+    _apply_replace(surface, by_seq, event, seq, span, lenient=lenient)
 
 
 def _apply_replace(

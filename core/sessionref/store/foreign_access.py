@@ -7,7 +7,7 @@ highest position: it only grows while the tool appends. Lines the reader could n
 reported by position; a last line still being written is not there yet (not reported).
 
 Every write is refused with `STORE_READ_ONLY` and the next step: sessionref never writes into
-another program's folders (the `[store] write_foreign_sessions` opt-in is for DSH logs only).
+another program's folders (the store's `write_foreign` switch is for DSH-layout logs only).
 """
 
 from __future__ import annotations

@@ -17,7 +17,13 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from sessionref.store.cache_file import CacheFileUnusable, SlowStatements, connect_cache, open_cache_file
+from sessionref.store.cache_file import (
+    MEMORY_PREFIX,
+    CacheFileUnusable,
+    SlowStatements,
+    connect_cache,
+    open_cache_file,
+)
 from sessionref.store.foreign_index import ensure_foreign_tables
 from sessionref.store.paths import log_path_shape
 from sessionref.store.scan import LogState
@@ -83,7 +89,9 @@ INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');
 def index_path_for(root: Path, *, create: bool = True) -> Path:
     """Where the index of `root` lives: beside the logs, or the user cache dir if the root is read-only.
 
-    `create=False` (a reader) never makes the cache folder; the path may then not exist.
+    `create=False` (a reader) never makes the cache folder; the path may then not exist. When the
+    cache folder cannot be made either, the index lives in memory for this process
+    (`cache_file.MEMORY_PREFIX`): a read-only store is still read, only catch-up starts afresh.
     """
     if os.access(root, os.W_OK):
         return root / INDEX_FILE_NAME
@@ -92,7 +100,11 @@ def index_path_for(root: Path, *, create: bool = True) -> Path:
     digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:24]
     cache = platformdirs.user_cache_path("sessionref") / "indexes"
     if create:
-        cache.mkdir(parents=True, exist_ok=True)
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            log.warning("the index of %s is kept in memory: cannot create %s (%s)", root, cache, error)
+            return Path(MEMORY_PREFIX + f"sessionref-index-{digest}")
     return cache / f"{digest}.sqlite"
 
 

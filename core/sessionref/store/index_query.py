@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from sessionref.service.candidates import matches_needle
 from sessionref.service.protocols import SessionRecord
+from sessionref.store.cache_file import opened_as_checked, regular_file_identity
 from sessionref.store.foreign_index import FOREIGN_CAUGHT_UP_KEY, parse_caught_up
 from sessionref.store.foreign_state import ForeignRoot, inside_root
 from sessionref.store.index import (
@@ -246,12 +247,16 @@ def query_index(
     if not all(_sqlite_text(text) for text in (exclude_id, target_cwd, needle)):
         return None
     path = index_path_for(Path(root).expanduser().absolute(), create=False)
-    if not path.is_file():
+    identity = regular_file_identity(path)  # a link named like the index is never opened
+    if identity is None:
         return None
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     try:
         connection = _connect(path)
     except sqlite3.Error:
+        return None
+    if not opened_as_checked(path, identity):
+        connection.close()
         return None
     try:
         fresh = _fresh_enough(connection, max_age, now) and _sources_fresh(connection, sources, max_age, now)

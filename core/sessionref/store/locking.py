@@ -4,8 +4,8 @@ Every session sessionref creates gets a lock file, `.sessionref.lock`, in its fo
 (exclusively) together with the log. It is two things at once:
 
 * **the mark of ownership**: a session folder holding it was created by sessionref and may be
-  appended to; a session without it belongs to another program (DSH) and is read-only unless
-  the user opts in (`[store] write_foreign_sessions`);
+  appended to; a session without it belongs to another program (DSH) and is read-only (the
+  store's `write_foreign` switch is for callers that know nobody else writes it; no host sets it);
 * **the lock**: every append, repair and delete holds an exclusive OS advisory lock on it.
 
 Why a separate lock file rather than the log itself: readers never open it, so a lock never

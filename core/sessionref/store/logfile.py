@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
+from sessionref.contract.log_values import is_epoch_ms, is_seq
+from sessionref.store.envelope import is_readable_event, readable_header
 from sessionref.store.errors import (
     STORE_INVALID_LOG,
     STORE_LOG_TOO_LARGE,
@@ -179,7 +182,7 @@ def packed_row_span(row: dict[str, Any]) -> tuple[int, int] | None:
     """(first seq, last seq) covered by a packed chunk row, or None when the row is malformed."""
     seq0 = row.get("seq0")
     texts = _packed_texts(row)
-    if not _is_int(seq0) or not texts:
+    if not is_seq(seq0) or not texts or not is_seq(seq0 + len(texts) - 1):
         return None
     return seq0, seq0 + len(texts) - 1
 
@@ -189,12 +192,13 @@ def packed_row_last_time(row: dict[str, Any]) -> int | None:
     time0 = row.get("time0")
     data = row.get("data")
     texts = _packed_texts(row)
-    if not _is_int(time0) or not texts or not isinstance(data, dict):
+    if not is_epoch_ms(time0) or not texts or not isinstance(data, dict):
         return None
     gaps = data.get("dt") or []
     if not isinstance(gaps, list) or not all(_is_int(gap) for gap in gaps):
         return None
-    return time0 + sum(gaps[: len(texts) - 1])
+    last = time0 + sum(gaps[: len(texts) - 1])
+    return last if is_epoch_ms(last) else None
 
 
 def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -205,11 +209,15 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     data = row.get("data")
     span = packed_row_span(row)
     time0 = row.get("time0")
-    if span is None or not isinstance(data, dict) or not _is_int(time0):
+    if span is None or not isinstance(data, dict) or not is_epoch_ms(time0):
         raise StoreError(STORE_INVALID_LOG, "a packed chunk row is malformed")
     texts = _packed_texts(row)
     gaps = data.get("dt") or []
-    if not isinstance(gaps, list) or not all(_is_int(gap) for gap in gaps):
+    if (
+        not isinstance(gaps, list)
+        or not all(_is_int(gap) for gap in gaps)
+        or packed_row_last_time(row) is None
+    ):
         raise StoreError(STORE_INVALID_LOG, "a packed chunk row has invalid time deltas")
     kind = row["type"]
     events: list[dict[str, Any]] = []
@@ -217,6 +225,8 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     for offset, text in enumerate(texts):
         if offset > 0 and offset - 1 < len(gaps):
             time += gaps[offset - 1]
+            if not is_epoch_ms(time):
+                raise StoreError(STORE_INVALID_LOG, "a packed chunk row has a time out of range")
         if kind == "tool-call-chunks":
             chunk: dict[str, Any] = {
                 "type": "tool-call-delta",
@@ -245,7 +255,7 @@ def record_last_seq(record: dict[str, Any]) -> int | None:
         span = packed_row_span(record)
         return span[1] if span else None
     seq = record.get("seq")
-    return seq if _is_int(seq) else None
+    return seq if is_seq(seq) else None
 
 
 def is_packed_row(record: dict[str, Any]) -> bool:
@@ -268,22 +278,77 @@ def is_header(record: dict[str, Any] | None) -> bool:
 class LogReport:
     """A log as a reader sees it: the header, the readable events, and the lines that were skipped.
 
-    `skipped_lines` are 1-based line numbers of lines that are not JSON objects, have no integer
-    seq, are malformed packed rows, nest too deeply, or whose seq does not follow the previous
-    readable event (e.g. a duplicate seq).
+    `skipped_lines` are 1-based line numbers of lines that are not JSON objects, have an envelope
+    a reader does not take (`envelope.is_readable_event`: no type, a seq or time out of range, a
+    bad surfaceOp), are malformed packed rows, nest too deeply, or whose seq does not follow the
+    previous readable event (e.g. a duplicate seq). `replace_lines` maps the seq of each replacing
+    surface event to its line, so a replace the fold cannot apply is reported by its line too.
+    A header whose `createdAt` is out of range reads as 0 (`envelope.readable_header`).
     """
 
     header: dict[str, Any]
     events: list[dict[str, Any]]
     skipped_lines: tuple[int, ...] = ()
+    replace_lines: dict[int, int] = field(default_factory=dict)
 
 
-def _readable_lines(data: bytes) -> list[bytes]:
-    split = split_lines(data)
-    lines = split.lines
-    if split.tail.strip() and parse_line(split.tail) is not None:
-        lines.append(split.tail)
-    return lines
+def iter_line_spans(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(1-based line number, start, end) of every line of `data`, one at a time (nothing is copied).
+
+    The unterminated final line is included only when it parses (it may be a write in progress).
+    """
+    start, number, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        number += 1
+        if end < 0:
+            tail = data[start:]
+            if tail.strip() and parse_line(tail) is not None:
+                yield number, start, size
+            return
+        yield number, start, end
+        start = end + 1
+
+
+@dataclass(slots=True)
+class LogLines:
+    """The readable lines of a whole log, read one at a time (`lines()`), and what was left out.
+
+    `header` is set once `lines()` has started; `skipped` and `replace_lines` fill as it goes
+    (see `LogReport`). Raises `StoreError(STORE_INVALID_LOG)` when there is no session header.
+    """
+
+    data: bytes
+    header: dict[str, Any] | None = None
+    skipped: list[int] = field(default_factory=list)
+    replace_lines: dict[int, int] = field(default_factory=dict)
+
+    def lines(self) -> Iterator[tuple[int, int, list[dict[str, Any]]]]:
+        """(start, end, events) of each readable line after the header, in order."""
+        previous: int | None = None
+        data = self.data
+        for number, start, end in iter_line_spans(data):
+            if number % YIELD_EVERY_LINES == 0:
+                time.sleep(0)  # lets a waiting thread (the UI loop) have the GIL; see YIELD_EVERY_LINES
+            line = data[start:end]
+            if not line.strip():
+                continue
+            record = parse_line(line)
+            if self.header is None:
+                if record is None or not is_header(record):
+                    raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
+                self.header = readable_header(record)
+                continue
+            readable = events_of_record(record) if record is not None else None
+            if not readable or (previous is not None and readable[0]["seq"] <= previous):
+                self.skipped.append(number)
+                continue
+            previous = readable[-1]["seq"]
+            if isinstance(readable[0].get("surfaceOp"), dict):
+                self.replace_lines[previous] = number
+            yield start, end, readable
+        if self.header is None:
+            raise StoreError(STORE_INVALID_LOG, "the log is empty")
 
 
 def parse_log_report(data: bytes) -> LogReport:
@@ -292,39 +357,22 @@ def parse_log_report(data: bytes) -> LogReport:
     An unterminated final line is ignored unless it parses. Raises `StoreError(STORE_INVALID_LOG)`
     only when there is no session header: the first non-blank line must be one.
     """
-    header: dict[str, Any] | None = None
+    reader = LogLines(data)
     events: list[dict[str, Any]] = []
-    skipped: list[int] = []
-    previous: int | None = None
-    for number, line in enumerate(_readable_lines(data), start=1):
-        if number % YIELD_EVERY_LINES == 0:
-            time.sleep(0)  # lets a waiting thread (the UI loop) have the GIL; see YIELD_EVERY_LINES
-        if not line.strip():
-            continue
-        record = parse_line(line)
-        if header is None:
-            if not is_header(record):
-                raise StoreError(STORE_INVALID_LOG, "the log does not start with a session header")
-            header = record
-            continue
-        readable = _events_of(record) if record is not None else None
-        if not readable or (previous is not None and readable[0]["seq"] <= previous):
-            skipped.append(number)
-            continue
+    for _start, _end, readable in reader.lines():
         events.extend(readable)
-        previous = readable[-1]["seq"]
-    if header is None:
-        raise StoreError(STORE_INVALID_LOG, "the log is empty")
-    return LogReport(header, events, tuple(skipped))
+    assert reader.header is not None  # `lines()` raised otherwise
+    return LogReport(reader.header, events, tuple(reader.skipped), reader.replace_lines)
 
 
-def _events_of(record: dict[str, Any]) -> list[dict[str, Any]] | None:
+def events_of_record(record: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The events one log record stands for (a packed row's chunks), or None for a line readers skip."""
     if is_packed_row(record):
         try:
             return expand_packed_row(record)
         except StoreError:
             return None
-    return [record] if _is_int(record.get("seq")) else None
+    return [record] if is_readable_event(record) else None
 
 
 def parse_log(data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -326,3 +326,14 @@ def pread_exact(fd: int, size: int, offset: int) -> bytes:
         size -= len(chunk)
         offset += len(chunk)
     return b"".join(parts)
+
+
+def open_in_root(root: str, name: str, flags: int, mode: int = 0o644) -> int:
+    """A file descriptor for the file `name` directly in the store root, opened as `Folder.open` does.
+
+    A symbolic link (dangling or not), a FIFO or any other non-regular file named `name` is
+    refused (`STORE_UNSAFE_PATH` / `STORE_UNREADABLE`), so a history or diagnostic log the store
+    keeps beside its sessions is never written through a link to somewhere else.
+    """
+    with Folder(root, ()) as folder:
+        return folder.open(name, flags, mode)

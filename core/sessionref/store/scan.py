@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sessionref.contract.options import MAX_SAFE_INTEGER
+from sessionref.contract.log_values import is_epoch_ms
 from sessionref.contract.titles import fallback_title, is_direct_user_message, normalize_title
 from sessionref.sources import SOURCE_NAMES, source_kind_of
 from sessionref.store.errors import StoreError, shown_id
@@ -98,11 +98,7 @@ def _header_fields(state: LogState, line: bytes) -> None:
         cwd = None
     state.cwd = cwd
     created_at = header.get("createdAt")
-    if (
-        isinstance(created_at, bool)
-        or not isinstance(created_at, int)
-        or not 0 <= created_at <= MAX_SAFE_INTEGER
-    ):
+    if not is_epoch_ms(created_at):
         log.warning(
             "session %r: createdAt %r is not valid epoch milliseconds; using 0", session_id, created_at
         )
@@ -122,7 +118,7 @@ def reserved_id_problem(session_id: str) -> str | None:
 
 def _event_time(record: dict[str, Any]) -> int | None:
     time = packed_row_last_time(record) if is_packed_row(record) else record.get("time")
-    if isinstance(time, bool) or not isinstance(time, int) or not 0 <= time <= MAX_SAFE_INTEGER:
+    if not is_epoch_ms(time):
         return None
     return time
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
-from sessionref.store.access import SurfaceReport, fold_report, write_target
+from sessionref.store.access import SurfaceReport, write_target
 from sessionref.store.errors import StoreError
 from sessionref.store.foreign_access import (
     foreign_header,
@@ -122,7 +122,7 @@ class SessionReads:
         if entry is not None:
             return await asyncio.to_thread(foreign_surface_report, entry)
         # Reading and folding are both proportional to the log: neither runs on the event loop.
-        return await asyncio.to_thread(lambda: fold_report(self._store.report(session_id)))
+        return await asyncio.to_thread(self._store.surface, session_id)
 
     async def read_titles(self, session_ids: Sequence[str]) -> Mapping[str, str | None]:
         """Titles by id from the index (unknown ids map to None); never reads a log."""

@@ -32,7 +32,7 @@ from sessionref.service.conversation_rows import SessionConversation
 from sessionref.service.protocols import Progress, SessionRecord, SurfaceSnapshot
 from sessionref.store.access import SurfaceReport
 from sessionref.store.conversation_sources import ConversationSource, ConversationSources
-from sessionref.store.errors import StoreError
+from sessionref.store.errors import STORE_UNREADABLE, StoreError
 from sessionref.store.foreign_catalog import SourceCount
 from sessionref.store.foreign_state import ForeignRoot
 from sessionref.store.lanes import on_loop
@@ -60,8 +60,9 @@ def open_store(
 
     With `catch_up=False` and an existing index, discovery is served from the index at once and
     the walk over the logs is left to `refresh()` (see `SessionStore.caught_up`). With
-    `write_foreign=True` sessions another program created may be appended to (off by default:
-    they are read-only; `[store] write_foreign_sessions` in the settings). `sources` are the
+    `write_foreign=True` sessions another program created may be appended to: only for a caller
+    that knows no other program writes them (a test, an offline import); no host sets it, since an
+    append can tear a line another program writes in two calls (docs/reliability.md). `sources` are the
     other agents' history roots to list and read too (none by default; a host resolves them
     from the `[sources]` settings); a source indexed for the first time is walked during the
     open, with progress, even with `catch_up=False`.
@@ -204,6 +205,14 @@ class SessionStore:
     def title(self, session_id: str) -> str | None:
         """The current title from the index (see `SessionReads.title`)."""
         return self._reads.title(session_id)
+
+    def missing_session_problem(self, session_id: str) -> StoreError | None:
+        """`STORE_UNREADABLE` when `session_id` is not listed because its folder cannot be read."""
+        try:
+            self.state.log_state(session_id)
+        except StoreError as error:
+            return error if error.code == STORE_UNREADABLE else None
+        return None
 
     def source_of(self, session_id: str) -> ForeignRoot | None:
         """The other agent's history a session comes from, or None (see `SessionReads.source_of`)."""

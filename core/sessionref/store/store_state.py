@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from sessionref.service.protocols import Progress
-from sessionref.store.access import read_report, write_target
+from sessionref.store.access import SurfaceReport, read_lean_surface, read_report, write_target
 from sessionref.store.catalog import Catalog, Walk
-from sessionref.store.errors import STORE_CLOSED, STORE_UNREADABLE, StoreError
+from sessionref.store.errors import STORE_CLOSED, STORE_UNREADABLE, STORE_WRITE_FAILED, StoreError
 from sessionref.store.foreign_access import foreign_refusal
 from sessionref.store.foreign_catalog import ForeignCatalog, SourceCount, walk_all
 from sessionref.store.foreign_state import ForeignEntry, ForeignRoot
@@ -165,6 +165,10 @@ class StoreState:
         """The parsed log of a session of this store (its header, events and skipped lines)."""
         return read_report(self.root_text, self.log_state(session_id).path, session_id)
 
+    def surface(self, session_id: str) -> SurfaceReport:
+        """The folded surface of a session of this store, read lean (see `access.read_lean_surface`)."""
+        return read_lean_surface(self.root_text, self.log_state(session_id).path, session_id)
+
     def rescan_after_write(self, state: LogState) -> None:
         """Bring the catalogue's row of a log just written up to date (unless closed meanwhile)."""
         with self.lock:
@@ -198,5 +202,5 @@ def now_ms() -> int:
 
 
 def io_error(what: str, error: OSError) -> StoreError:
-    """`STORE_UNREADABLE` for an OS error while the store tried to `what`."""
-    return StoreError(STORE_UNREADABLE, f"cannot {what}: {error.strerror or error}")
+    """`STORE_WRITE_FAILED` for an OS error while the store tried to `what` (a write: ENOSPC, EROFS…)."""
+    return StoreError(STORE_WRITE_FAILED, f"cannot {what}: {error.strerror or error}")

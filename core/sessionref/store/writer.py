@@ -23,9 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from sessionref.contract.log_values import is_seq
 from sessionref.store.errors import (
     STORE_INVALID_LOG,
     STORE_LOG_BUSY,
+    STORE_LOG_LINKED,
     STORE_SESSION_EXISTS,
     STORE_SESSION_NOT_FOUND,
     StoreError,
@@ -43,6 +45,7 @@ from sessionref.store.locking import (
 )
 from sessionref.store.logfile import (
     TORN_SUFFIX,
+    LogReport,
     encode_line,
     is_header,
     parse_line,
@@ -119,7 +122,8 @@ def _line_seq(line: bytes) -> int | None:
     # A line readers skip (e.g. nested too deep) may still hold a seq other programs read:
     # continue after it rather than repeat it.
     match = _SEQ_PREFIX.match(line)
-    return int(match.group(1)) if match else None
+    seq = int(match.group(1)) if match else None
+    return seq if is_seq(seq) else None  # a seq readers refuse is no place to continue from
 
 
 def last_event_seq(fd: int, end: int) -> int | None:
@@ -189,6 +193,20 @@ def _settle_tail(folder: Folder, target: LogTarget, fd: int, session_id: str) ->
     return complete
 
 
+def _refuse_hard_links(fd: int, session_id: str) -> None:
+    """`STORE_LOG_LINKED` when the log has another name: an append would change that file too.
+
+    A hard link is not a symbolic link, so `O_NOFOLLOW` lets it through; its other name may be
+    outside the root (docs/reliability.md, "Links").
+    """
+    if os.fstat(fd).st_nlink != 1:
+        raise StoreError(
+            STORE_LOG_LINKED,
+            f'the log of session "{shown_id(session_id)}" has more than one hard link, so it is only read; '
+            "copy it to a file of its own to write it",
+        )
+
+
 def _write_all(fd: int, data: bytes, size_before: int, *, own: bool) -> None:
     view = memoryview(data)
     try:
@@ -218,6 +236,7 @@ def append_events(
     with locked_folder(target) as folder:
         fd = folder.open(target.name, os.O_RDWR | os.O_APPEND)
         try:
+            _refuse_hard_links(fd, session_id)
             _check_header(fd, session_id)
             size = _settle_tail(folder, target, fd, session_id)
             last = last_event_seq(fd, size)
@@ -226,11 +245,24 @@ def append_events(
                 return []
             if any(isinstance(event.get("surfaceOp"), dict) for event in written):
                 report = parse_log_report(pread_exact(fd, size, 0))
-                fold_surface(report.header, [*report.events, *written], lenient=bool(report.skipped_lines))
+                _check_replaces(report, written)
             _write_all(fd, b"".join(encode_line(event) for event in written), size, own=target.own)
             return written
         finally:
             os.close(fd)
+
+
+def _check_replaces(report: LogReport, written: list[dict[str, Any]]) -> None:
+    """Raise `STORE_INVALID_LOG` when a written replace does not apply to the log as readers fold it.
+
+    An event already in the log that the fold cannot apply is left out, as readers leave it out.
+    """
+    unfolded: list[int] = []
+    lenient = bool(report.skipped_lines)
+    fold_surface(report.header, report.events, lenient=lenient, skipped=unfolded)
+    left_out = set(unfolded)
+    kept = [event for event in report.events if event["seq"] not in left_out]
+    fold_surface(report.header, [*kept, *written], lenient=lenient or bool(left_out))
 
 
 def create_session_files(root: str, folder_parts: tuple[str, str], header: dict[str, Any]) -> None:

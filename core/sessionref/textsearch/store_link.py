@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from sessionref.service.conversation_rows import SessionConversation
 from sessionref.service.protocols import SessionRecord
+from sessionref.store.cache_file import is_in_memory
 from sessionref.store.index import index_path_for
 from sessionref.textsearch.catch_up import SourceLike
 from sessionref.textsearch.schema import TEXT_INDEX_FILE_NAME
@@ -35,6 +36,8 @@ def text_index_path(root: Path) -> Path:
     """Where the conversation index of the store at `root` lives: beside its discovery index (in the
     store root, or in the user cache folder when the root is read-only)."""
     discovery = index_path_for(root)
+    if is_in_memory(discovery):  # no cache folder: in memory beside it
+        return Path(f"{discovery}-text")
     if discovery.parent == root:
         return root / TEXT_INDEX_FILE_NAME
     return discovery.with_name(f"{discovery.stem}-text.sqlite")

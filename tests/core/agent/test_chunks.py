@@ -110,3 +110,20 @@ async def test_settle_waits_for_every_batch_and_raises_the_first_failure() -> No
     with pytest.raises(OSError, match="first"):
         await settling
     assert batcher.take_pending() == []
+
+
+async def test_a_huge_reply_is_logged_as_chunks_only_up_to_the_bound() -> None:
+    from sessionref.agent import chunks as chunks_module
+
+    batches: list[list[dict]] = []
+
+    async def enqueue(batch: list[dict]) -> None:
+        batches.append(batch)
+
+    batcher = chunks_module.ChunkBatcher(enqueue, turn=1, step=1, max_batch=1)
+    piece = "x" * 4096
+    for _ in range(chunks_module.MAX_LOGGED_CHARS_PER_STEP // len(piece) + 10):
+        batcher.add(piece)
+    await batcher.settle()
+    logged = sum(len(event["data"]["chunk"]["text"]) for batch in batches for event in batch)
+    assert logged == chunks_module.MAX_LOGGED_CHARS_PER_STEP  # the final message holds the rest, once

@@ -325,3 +325,31 @@ def test_a_home_directory_that_cannot_be_found_is_a_settings_error(tmp_path: Pat
     with pytest.raises(SettingsError) as caught:
         load_settings({}, store_root=Path("~no-such-user-here"))
     assert caught.value.code == SETTINGS_INVALID
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_config_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    import os
+
+    path = tmp_path / "config.toml"
+    if kind == "fifo":
+        os.mkfifo(path)  # opened blocking, this would wait for a writer forever (issue 20)
+    else:
+        path.mkdir()
+    with pytest.raises(SettingsError) as refused:
+        load_settings({}, store_root=tmp_path)
+    assert refused.value.code == "SETTINGS_FILE_INVALID"
+
+
+@pytest.mark.parametrize("pace", ["1e308", "11", "86401"])
+def test_a_demo_pace_beyond_the_bound_is_refused(tmp_path: Path, pace: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings({"SESSIONREF_DEMO_PACE": pace}, store_root=tmp_path)
+    assert refused.value.code == "SETTINGS_INVALID" and "at most" in refused.value.message
+
+
+def test_a_timeout_beyond_a_day_is_refused(tmp_path: Path) -> None:
+    write_config(tmp_path, "[model]\ntimeout = 1e308\n")
+    with pytest.raises(SettingsError) as refused:
+        load_settings({}, store_root=tmp_path)
+    assert "at most" in refused.value.message

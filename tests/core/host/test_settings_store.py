@@ -1,4 +1,4 @@
-"""The `[store]` settings: `write_foreign_sessions` from config.toml and the environment."""
+"""The `[store]` settings: the withdrawn `write_foreign_sessions` still parses (old configs load), warned."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ import pytest
 from sessionref.host.settings import SettingsError, load_settings
 
 
-def test_the_opt_in_setting_from_config_toml_and_the_environment(tmp_path: Path) -> None:
+def test_the_opt_in_setting_from_config_toml_and_the_environment(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     assert load_settings({}, store_root=tmp_path).store.write_foreign_sessions is False
     (tmp_path / "config.toml").write_text("[store]\nwrite_foreign_sessions = true\n")
     assert load_settings({}, store_root=tmp_path).store.write_foreign_sessions is True
+    assert "withdrawn and ignored" in caplog.text
     env = {"SESSIONREF_WRITE_FOREIGN_SESSIONS": "no"}
     assert load_settings(env, store_root=tmp_path).store.write_foreign_sessions is False
     for config, env, needle in [

@@ -231,7 +231,9 @@ async def test_system_messages_are_accepted_and_show_and_prepare_still_work(tmp_
     store.close()
 
 
-async def test_a_tool_result_replace_with_data_that_is_not_an_object_is_a_coded_error(tmp_path: Path) -> None:
+async def test_a_tool_result_replace_with_data_that_is_not_an_object_costs_only_its_line(
+    tmp_path: Path,
+) -> None:
     result = {"type": "tool/result", "seq": 0, "time": 1, "data": {"message": {"source": {"callId": "c"}}}}
     replace = {
         "type": "tool/result",
@@ -243,10 +245,9 @@ async def test_a_tool_result_replace_with_data_that_is_not_an_object_is_a_coded_
     }
     write_log(tmp_path, "--w--/tools", header("tools"), [{**result, "surfaceOp": "append"}, replace])
     store = open_store(tmp_path)
-    with pytest.raises(StoreError) as caught:
-        await store.read_surface("tools")
-    assert caught.value.code == "STORE_INVALID_LOG"
-    assert "not an object" in caught.value.message
+    report = await store.read_surface_report("tools")
+    assert [event["seq"] for event in report.snapshot["events"]] == [0]
+    assert report.skipped_lines == (3,)
     store.close()
 
 

@@ -20,8 +20,12 @@ from typing import Any
 import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from sessionref.contract.log_values import is_epoch_ms, is_seq
 from sessionref.contract.projection import project_session_conversation
+from sessionref.service.conversation_rows import conversation_rows
 from sessionref.store import StoreError, open_store
+from sessionref.store.access import fold_report, read_lean_surface
+from sessionref.store.conversation_log import read_log_conversation
 from sessionref.store.events import build_events
 from sessionref.store.fold import fold_surface
 from sessionref.store.index import DiscoveryIndex
@@ -55,27 +59,30 @@ types = (
     )
     | json_values
 )
+HUGE = st.sampled_from([2**53, 2**63 - 1, 2**63, 2**64, 2**70, -(2**63) - 1, 253_402_300_800_000, 10**30])
+"""Integers beyond what SQLite (int64), JavaScript (2^53) or the clock (year 9999) can hold."""
 surface_ops = (
     st.sampled_from(["append"])
     | st.fixed_dictionaries(
-        {"op": st.just("replace"), "start": st.integers(-2, 8), "end": st.integers(-2, 8)}
+        {"op": st.just("replace"), "start": st.integers(-2, 8) | HUGE, "end": st.integers(-2, 8) | HUGE}
     )
+    | st.sampled_from(["delete", "replace", "", None])
     | json_values
 )
 events = st.fixed_dictionaries(
-    {"type": types, "seq": st.integers(-1, 12) | json_values},
+    {"type": types, "seq": st.integers(-1, 12) | HUGE | json_values},
     optional={
-        "time": st.integers(-5, 2**54) | json_values,
+        "time": st.integers(-5, 2**54) | HUGE | json_values,
         "data": json_values | st.fixed_dictionaries({"message": json_values, "title": json_values}),
         "surfaceOp": surface_ops,
-        "sourceEventSeqs": st.lists(st.integers(-1, 12)) | json_values,
-        "seq0": st.integers(-1, 12) | json_values,
-        "time0": st.integers(0, 9) | json_values,
+        "sourceEventSeqs": st.lists(st.integers(-1, 12) | HUGE) | json_values,
+        "seq0": st.integers(-1, 12) | HUGE | json_values,
+        "time0": st.integers(0, 9) | HUGE | json_values,
     },
 )
 headers = st.fixed_dictionaries(
     {"type": st.just("session") | types, "id": st.text(min_size=1) | json_values},
-    optional={"createdAt": st.integers(-5, 2**60) | json_values, "cwd": st.text() | json_values},
+    optional={"createdAt": st.integers(-5, 2**60) | HUGE | json_values, "cwd": st.text() | json_values},
 )
 
 
@@ -83,7 +90,15 @@ def encoded(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-lines = st.one_of(events.map(encoded), headers.map(encoded), st.binary(max_size=40), json_values.map(encoded))
+shapeless = st.dictionaries(st.sampled_from(["seq", "time", "data", "surfaceOp", "id"]), json_values | HUGE)
+"""Objects without a `type` (or with only some envelope keys): lines readers must skip, not crash on."""
+lines = st.one_of(
+    events.map(encoded),
+    headers.map(encoded),
+    st.binary(max_size=40),
+    json_values.map(encoded),
+    shapeless.map(encoded),
+)
 first_lines = headers.map(encoded) | st.binary(max_size=30)
 logs = st.tuples(first_lines, st.lists(lines, max_size=8), st.booleans()).map(
     lambda parts: b"\n".join([parts[0], *parts[1]]) + (b"\n" if parts[2] else b"")
@@ -113,6 +128,32 @@ def test_parse_log_report_raises_only_store_errors(data: bytes) -> None:
     assert seqs == sorted(set(seqs))
     with contextlib.suppress(StoreError):
         fold_surface(report.header, report.events, lenient=bool(report.skipped_lines))
+
+
+GOOD_HEADER = b'{"type":"session","version":0,"id":"s","createdAt":1}'
+
+
+@FUZZ
+@given(st.lists(lines, max_size=10))
+def test_with_a_header_every_hostile_line_costs_only_itself_and_the_lean_read_agrees(
+    body: list[bytes],
+) -> None:
+    data = b"\n".join([GOOD_HEADER, *body]) + b"\n"
+    report = parse_log_report(data)  # never raises: the header is good
+    snapshot = fold_report(report)  # never raises: what the fold cannot apply is skipped
+    for event in [*report.events, *snapshot.snapshot["events"]]:
+        assert is_seq(event["seq"]) and ("time" not in event or is_epoch_ms(event["time"]))
+    project_session_conversation(snapshot.snapshot)
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "p" / "s" / "session.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_bytes(data)
+        lean = read_lean_surface(folder, "p/s/session.jsonl", "s")
+        conversation = read_log_conversation(log)
+    assert lean.skipped_lines == snapshot.skipped_lines
+    assert list(lean.snapshot["events"]) == list(snapshot.snapshot["events"])
+    assert lean.snapshot["capturedThroughSeq"] == snapshot.snapshot["capturedThroughSeq"]
+    assert conversation.rows == conversation_rows(snapshot.snapshot)
 
 
 @FUZZ

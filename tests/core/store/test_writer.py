@@ -35,7 +35,7 @@ def test_a_failed_write_is_cut_back_out_so_the_log_keeps_whole_lines(
     with pytest.raises(StoreError) as caught:
         store.append("s1", [{"type": "turn/end", "data": {"pad": "x" * 5000}}])
     monkeypatch.undo()
-    assert caught.value.code == "STORE_UNREADABLE"
+    assert caught.value.code == "STORE_WRITE_FAILED"  # a failed write is not an unreadable store
     assert "No space left" in caught.value.message
     assert log.read_bytes() == before
     assert store.append("s1", [{"type": "turn/end", "data": {}}])[0]["seq"] == 1
@@ -104,3 +104,36 @@ def test_the_tail_is_found_behind_lines_longer_than_one_read(tmp_path: Path) -> 
         assert last_event_seq(fd, len(lines[0]) + 1) is None  # the header alone
     finally:
         os.close(fd)
+
+
+def test_a_log_with_another_hard_link_is_read_but_never_appended_to(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.create_session(cwd=None, session_id="s1")
+    (log,) = tmp_path.rglob("session.jsonl")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.jsonl"
+    os.link(log, outside)
+    before = outside.read_bytes()
+    try:
+        with pytest.raises(StoreError) as caught:
+            store.append("s1", [{"type": "turn/end", "data": {}}])
+        assert caught.value.code == "STORE_LOG_LINKED"
+        assert outside.read_bytes() == before
+        assert store.read_log("s1")[0]["id"] == "s1"
+    finally:
+        outside.unlink()
+        store.close()
+
+
+def test_an_append_after_a_seq_readers_refuse_continues_from_the_last_readable_seq(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.create_session(cwd=None, session_id="s1")
+    store.append("s1", [{"type": "turn/start", "data": {}}])
+    (log,) = tmp_path.rglob("session.jsonl")
+    with log.open("a", encoding="utf-8") as out:  # another program wrote a seq beyond 2^53 and 2^63
+        for seq in (2**63, 9_999_999_999_999_999):
+            out.write(json.dumps({"type": "turn/end", "seq": seq, "time": 1, "data": {}}) + "\n")
+    (written,) = store.append("s1", [{"type": "turn/end", "data": {}}])
+    assert written["seq"] == 1
+    report = store.read_log_report("s1")
+    assert [event["seq"] for event in report.events] == [0, 1] and report.skipped_lines == (3, 4)
+    store.close()

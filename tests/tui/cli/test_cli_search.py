@@ -138,3 +138,31 @@ def test_the_build_progress_names_what_is_indexed(capsys) -> None:
     progress(1, 2)
     progress(2, 2)
     assert capsys.readouterr().err.endswith("indexing what was said: 2/2 (100%)\n")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "-retry"],
+        ["search", "-retry", "--json"],
+        ["search", "--limit", "5", "-retry"],
+        ["search", "--limit=5", "-retry", "--json"],
+    ],
+)
+def test_a_search_text_starting_with_a_dash_is_the_text_not_an_option(
+    store_root: Path, capsys, argv: list[str]
+) -> None:
+    store = open_store(store_root)
+    try:
+        store.create_session(cwd=HERE, session_id="dashes", created_at=1_700_000_000_000)
+        store.append("dashes", [user_message("use -retry when the fetch fails", "m-dash")])
+    finally:
+        store.close()
+    code, out, err = run(capsys, *argv, "--store", str(store_root))
+    assert code == EXIT_OK, err
+    assert "dashes" in out
+
+
+def test_an_unknown_option_with_a_text_is_still_a_usage_error(store_root: Path, capsys) -> None:
+    code, _out, _err = run(capsys, "search", "retry", "--no-such-option", "--store", str(store_root))
+    assert code == EXIT_USAGE

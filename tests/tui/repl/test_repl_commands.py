@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from repl_harness import Harness, open_harness, user_event
 from rich.cells import cell_len
@@ -132,9 +132,27 @@ def test_log_rows_fold_chunk_runs_into_one_row() -> None:
 
 def test_history_lives_in_a_writable_store_root(tmp_path: Path) -> None:
     history = open_history(tmp_path)
-    assert isinstance(history, FileHistory)
     history.store_string("first draft")
-    assert (tmp_path / HISTORY_FILE_NAME).read_text(encoding="utf-8").strip().endswith("+first draft")
+    history.store_string("two\nlines")
+    assert (tmp_path / HISTORY_FILE_NAME).read_text(encoding="utf-8").strip().endswith("+two\n+lines")
+    assert list(open_history(tmp_path).load_history_strings()) == ["two\nlines", "first draft"]
+
+
+@pytest.mark.parametrize("target_exists", [True, False], ids=["existing", "dangling"])
+def test_a_history_link_is_never_written_through(tmp_path: Path, target_exists: bool) -> None:
+    outside = tmp_path / "outside.txt"
+    if target_exists:
+        outside.write_text("+secret\n", encoding="utf-8")
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / HISTORY_FILE_NAME).symlink_to(outside)
+    history = open_history(root)
+    assert list(history.load_history_strings()) == []
+    history.store_string("typed words")
+    assert (outside.read_text(encoding="utf-8") if target_exists else None) == (
+        "+secret\n" if target_exists else None
+    )
+    assert outside.exists() is target_exists
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
@@ -230,3 +248,43 @@ async def test_the_session_shown_and_log_say_how_many_lines_were_skipped(tmp_pat
         finally:
             await harness.stop()
             await harness.workspace.close()
+
+
+@pytest.mark.parametrize("target_exists", [True, False], ids=["existing", "dangling"])
+def test_a_repl_log_link_is_never_written_through(tmp_path: Path, target_exists: bool) -> None:
+    import logging
+
+    from sessionref_tui.cli.app_commands import REPL_LOG_NAME, _route_diagnostics
+
+    outside = tmp_path / "outside.log"
+    if target_exists:
+        outside.write_text("theirs\n", encoding="utf-8")
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / REPL_LOG_NAME).symlink_to(outside)
+    handler = _route_diagnostics(root)
+    try:
+        logging.getLogger("sessionref.test").error("a diagnostic line")
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+    assert isinstance(handler, logging.NullHandler)
+    assert (outside.read_text(encoding="utf-8") if outside.exists() else None) == (
+        "theirs\n" if target_exists else None
+    )
+
+
+def test_the_repl_log_is_written_in_a_writable_store(tmp_path: Path) -> None:
+    import logging
+
+    from sessionref_tui.cli.app_commands import REPL_LOG_NAME, _route_diagnostics
+
+    handler = _route_diagnostics(tmp_path)
+    try:
+        logging.getLogger("sessionref.test").error("a diagnostic line")
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+        if isinstance(handler, logging.StreamHandler):
+            handler.stream.close()
+    assert "a diagnostic line" in (tmp_path / REPL_LOG_NAME).read_text(encoding="utf-8")

@@ -49,11 +49,11 @@ def test_long_labels_are_cut_so_rows_stay_short() -> None:
     assert plain(candidate_label_fragments(long, "")).endswith("…")
 
 
-def test_the_inserted_token_has_the_inert_label_and_the_raw_id() -> None:
+def test_the_inserted_token_has_the_neutral_label_and_the_raw_id() -> None:
     token = mention_for(Candidate("id\x1b[2J", "id\x1b[2J", None, 0, False))
     assert "\x1b" not in token
     reference = parse_session_reference_text(token).references[0]
-    assert (reference.session_id, reference.label) == ("id\x1b[2J", "id\\x1b[2J")
+    assert (reference.session_id, reference.label) == ("id\x1b[2J", "id")  # the sequence is removed
 
 
 def test_the_age_is_the_time_since_the_last_activity() -> None:

@@ -34,16 +34,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _route_diagnostics(root: Path) -> logging.Handler:
     """Send library log records to `<root>/repl.log` (or drop them when the store is read-only).
 
-    Returns the handler added to the root logger, for the caller to remove when the line mode ends.
+    The file is opened the way the store opens its own files (`open_in_root`): never through a
+    symbolic link, only a regular file. Returns the handler added to the root logger, for the
+    caller to remove (and close) when the line mode ends.
     """
-    handler: logging.Handler
-    try:
-        handler = logging.FileHandler(root / REPL_LOG_NAME, encoding="utf-8", delay=True)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    except OSError:
-        handler = logging.NullHandler()
-    if not os.access(root, os.W_OK):
-        handler = logging.NullHandler()
+    from sessionref.contract.errors import CodedError
+    from sessionref.store.paths import open_in_root
+
+    handler: logging.Handler = logging.NullHandler()
+    if os.access(root, os.W_OK):
+        try:
+            fd = open_in_root(os.fspath(root), REPL_LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except (OSError, CodedError):
+            pass
+        else:
+            handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
+            handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
     return handler
 
@@ -61,7 +67,6 @@ def cmd_repl(args: argparse.Namespace) -> int:
     diagnostics = _route_diagnostics(store.root)
     try:
         settings = load_settings(os.environ, store_root=store.root)
-        store.write_foreign = settings.store.write_foreign_sessions
         cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
         session_id = None
         if args.session is not None:  # unknown or ambiguous: a clear error before the prompt opens
@@ -82,3 +87,5 @@ def cmd_repl(args: argparse.Namespace) -> int:
         store.close()
         logging.getLogger().removeHandler(diagnostics)
         diagnostics.close()
+        if isinstance(diagnostics, logging.StreamHandler):
+            diagnostics.stream.close()

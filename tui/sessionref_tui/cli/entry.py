@@ -49,10 +49,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         return quiet_after_closed_pipe()
 
 
+SEARCH_VALUE_OPTIONS = frozenset({"--limit", "--cwd", "--store", "--sources"})
+"""The options of `search` that take a value (parser.py); with `--json` and `-h`/`--help`, all it has."""
+SEARCH_FLAGS = frozenset({"--json", "-h", "--help"})
+
+
+def dashed_search_text(argv: Sequence[str]) -> list[str]:
+    """`search -retry`: a search text that starts with "-" and is no option of `search` is its TEXT.
+
+    argparse would read it as an unknown option (a usage error); it is moved after `--` instead,
+    so `sessionref search -retry --json` finds "-retry". Any other command line is left as it is.
+    """
+    args = list(argv)
+    if not args or args[0] != "search" or "--" in args:
+        return args
+    kept, texts, index = [args[0]], list[str](), 1
+    while index < len(args):
+        arg = args[index]
+        name = arg.split("=", 1)[0]
+        if name in SEARCH_VALUE_OPTIONS:
+            takes_next = "=" not in arg
+            kept.extend(args[index : index + (2 if takes_next else 1)])
+            index += 2 if takes_next else 1
+            continue
+        if arg in SEARCH_FLAGS or not arg.startswith("-") or arg == "-":
+            (kept if arg in SEARCH_FLAGS else texts).append(arg)
+        else:
+            texts.append(arg)
+        index += 1
+    if len(texts) != 1 or not texts[0].startswith("-"):
+        return args
+    return [*kept, "--", texts[0]]
+
+
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(dashed_search_text(sys.argv[1:] if argv is None else argv))
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:

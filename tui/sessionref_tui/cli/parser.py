@@ -217,6 +217,10 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {bounded_excerpt(text, 40)!r}") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError("must be a finite number of seconds, zero or more")
+    from sessionref.models.base import MAX_DEMO_PACE  # only when --pace is given: not at launch
+
+    if value > MAX_DEMO_PACE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_DEMO_PACE:g} seconds")
     return value
 
 

@@ -53,11 +53,18 @@ def store_root(args: argparse.Namespace) -> Path:
     return default_store_root()
 
 
-def internal_error_log(args: argparse.Namespace) -> InternalErrorLog | None:
-    """Where an unexpected error of this command keeps its traceback: the command's store, else the
-    default store (`demo` has no `--store`); None when not even that can be named."""
-    from sessionref.host.internal_errors import StoreInternalErrorLog
+WRITING_COMMANDS: Final = frozenset({"chat", "repl", "demo"})
+"""The commands that write a store; every other command only reads one (and its index)."""
 
+
+def internal_error_log(args: argparse.Namespace) -> InternalErrorLog | None:
+    """Where an unexpected error of this command keeps its traceback: for a command that only reads,
+    the user's state folder (it writes nothing into the store but the index); else the command's
+    store, or the default store (`demo` has no `--store`); None when not even that can be named."""
+    from sessionref.host.internal_errors import StoreInternalErrorLog, user_state_error_log
+
+    if getattr(args, "command", None) not in WRITING_COMMANDS:
+        return user_state_error_log()
     try:
         root = store_root(args) if hasattr(args, "store") else store_root(argparse.Namespace(store=None))
     except Exception:  # e.g. no home directory: the message then says the traceback was not kept

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -40,6 +40,7 @@ from sessionref_tui.lookup import LOOKUP_DEBOUNCE
 from sessionref_tui.repl.chrome import REPL_STYLE, ToolbarState, toolbar_fragments
 from sessionref_tui.repl.commands import run_command
 from sessionref_tui.repl.completer import MentionLookups, SessionMentionCompleter
+from sessionref_tui.repl.history import StoreHistory
 from sessionref_tui.repl.keys import ESCAPE_SEQUENCE_WAIT_SECONDS, line_mode_key_bindings
 from sessionref_tui.repl.lexer import MentionLexer
 from sessionref_tui.repl.prompt_drafts import PromptDrafts
@@ -58,10 +59,13 @@ HISTORY_FILE_NAME: Final = "repl-history"
 
 
 def open_history(root: os.PathLike[str] | str) -> History:
-    """A FileHistory in the store root when it is writable, else an in-memory one (read-only DSH dirs)."""
+    """A `StoreHistory` in the store root when it is writable, else an in-memory one (read-only DSH dirs).
+
+    The file is never opened through a link (see `sessionref_tui.repl.history`).
+    """
     path = os.path.join(root, HISTORY_FILE_NAME)
-    if os.access(root, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK)):
-        return FileHistory(path)
+    if os.access(root, os.W_OK) and (not os.path.lexists(path) or os.access(path, os.W_OK)):
+        return StoreHistory(os.fspath(root), HISTORY_FILE_NAME)
     return InMemoryHistory()
 
 
