@@ -1,0 +1,214 @@
+"""The catalog's tables, indexes and row-level security, created and upgraded by versioned migrations.
+
+Everything lives in the PostgreSQL schema `sessionref`. `sessionref.schema_version` records each
+migration applied; `migrate` (what `sessionref catalog init` runs, as the database's owner)
+applies the missing ones in one transaction under an advisory lock, and refuses a catalog whose
+version is newer than this code knows (`CATALOG_SCHEMA_NEWER`). `check_schema` is what every
+other command runs first.
+
+Access (docs/catalog.md, "Who sees what"): row-level security is enabled and forced on every
+table, so even the tables' owner is held to it (only superusers bypass it). A row's `owner` is
+`current_user` by default and every insert or update must keep it so; only the owner may update
+or delete a row; a session and its messages are visible to its owner and to every role that is a
+member of a role it is shared with (`pg_has_role(current_user, shared_with, 'MEMBER')`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sessionref.catalog.errors import (
+    CATALOG_SCHEMA_MISSING,
+    CATALOG_SCHEMA_NEWER,
+    CatalogError,
+)
+
+SCHEMA: Final = "sessionref"
+INDEXED_TEXT_CHARS: Final = 100_000
+"""Characters of a message the full-text index reads (from its start): a tsvector holds at most
+1 MB, and a first screen of hits never needs more of one message."""
+
+_LOCK_KEY: Final = 0x5E55_10F5
+"""The advisory lock `migrate` holds, so two owners running `init` at once apply each step once."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One step of the schema: its version (1, 2, …), what it does, and its SQL."""
+
+    version: int
+    summary: str
+    sql: str
+
+
+_VISIBLE_KEYS: Final = (
+    "SELECT session_key FROM sessionref.shares WHERE pg_has_role(current_user, shared_with, 'MEMBER')"
+)
+_OWNS_SESSION: Final = (
+    "EXISTS (SELECT 1 FROM sessionref.sessions s WHERE s.key = session_key AND s.owner = current_user)"
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
+        "sessions, messages and shares with trigram, full-text indexes and row-level security",
+        f"""
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+CREATE TABLE sessionref.sessions (
+    key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text NOT NULL CHECK (length(id) BETWEEN 1 AND 400),
+    owner name NOT NULL DEFAULT current_user,
+    machine text NOT NULL CHECK (length(machine) BETWEEN 1 AND 200),
+    source text NOT NULL,
+    title text,
+    cwd text,
+    folder text GENERATED ALWAYS AS (substring(cwd FROM '([^/\\\\]+)[/\\\\]*$')) STORED,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    through_seq bigint,
+    messages integer NOT NULL DEFAULT 0,
+    published_at timestamptz NOT NULL DEFAULT now(),
+    search text GENERATED ALWAYS AS
+        (lower(id || E'\\x1f' || coalesce(title, '') || E'\\x1f' || coalesce(cwd, ''))) STORED,
+    UNIQUE (owner, machine, id)
+);
+CREATE INDEX sessions_recent ON sessionref.sessions (updated_at DESC, key);
+CREATE INDEX sessions_folder_recent ON sessionref.sessions (folder, updated_at DESC);
+CREATE INDEX sessions_by_id ON sessionref.sessions (id text_pattern_ops);
+CREATE INDEX sessions_search ON sessionref.sessions USING gin (search gin_trgm_ops);
+
+CREATE TABLE sessionref.messages (
+    session_key bigint NOT NULL REFERENCES sessionref.sessions (key) ON DELETE CASCADE,
+    seq bigint NOT NULL,
+    owner name NOT NULL DEFAULT current_user,
+    role text NOT NULL CHECK (role IN ('user', 'assistant')),
+    kind text NOT NULL CHECK (kind IN ('message', 'checkpoint')),
+    time bigint NOT NULL,
+    text text NOT NULL,
+    words tsvector GENERATED ALWAYS AS
+        (to_tsvector('simple'::regconfig, left(text, {INDEXED_TEXT_CHARS}))) STORED,
+    PRIMARY KEY (session_key, seq)
+);
+CREATE INDEX messages_words ON sessionref.messages USING gin (words);
+
+CREATE TABLE sessionref.shares (
+    session_key bigint NOT NULL REFERENCES sessionref.sessions (key) ON DELETE CASCADE,
+    shared_with oid NOT NULL,
+    owner name NOT NULL DEFAULT current_user,
+    shared_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_key, shared_with)
+);
+
+ALTER TABLE sessionref.sessions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE sessionref.sessions FORCE ROW LEVEL SECURITY;
+CREATE POLICY sessions_read ON sessionref.sessions FOR SELECT
+    USING (owner = current_user OR key IN ({_VISIBLE_KEYS}));
+CREATE POLICY sessions_insert ON sessionref.sessions FOR INSERT WITH CHECK (owner = current_user);
+CREATE POLICY sessions_update ON sessionref.sessions FOR UPDATE
+    USING (owner = current_user) WITH CHECK (owner = current_user);
+CREATE POLICY sessions_delete ON sessionref.sessions FOR DELETE USING (owner = current_user);
+
+ALTER TABLE sessionref.messages ENABLE ROW LEVEL SECURITY;
+ALTER TABLE sessionref.messages FORCE ROW LEVEL SECURITY;
+CREATE POLICY messages_read ON sessionref.messages FOR SELECT
+    USING (owner = current_user OR session_key IN ({_VISIBLE_KEYS}));
+CREATE POLICY messages_insert ON sessionref.messages FOR INSERT
+    WITH CHECK (owner = current_user AND {_OWNS_SESSION});
+CREATE POLICY messages_update ON sessionref.messages FOR UPDATE
+    USING (owner = current_user) WITH CHECK (owner = current_user AND {_OWNS_SESSION});
+CREATE POLICY messages_delete ON sessionref.messages FOR DELETE USING (owner = current_user);
+
+ALTER TABLE sessionref.shares ENABLE ROW LEVEL SECURITY;
+ALTER TABLE sessionref.shares FORCE ROW LEVEL SECURITY;
+CREATE POLICY shares_read ON sessionref.shares FOR SELECT
+    USING (owner = current_user OR pg_has_role(current_user, shared_with, 'MEMBER'));
+CREATE POLICY shares_insert ON sessionref.shares FOR INSERT
+    WITH CHECK (owner = current_user AND {_OWNS_SESSION});
+CREATE POLICY shares_delete ON sessionref.shares FOR DELETE USING (owner = current_user);
+
+GRANT USAGE ON SCHEMA sessionref TO PUBLIC;
+GRANT SELECT ON sessionref.schema_version TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON sessionref.sessions, sessionref.messages TO PUBLIC;
+GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
+""",
+    ),
+)
+"""Every schema step, oldest first; a new step is appended, never edited once released."""
+
+LATEST_VERSION: Final = MIGRATIONS[-1].version
+
+
+def _applied_version(cursor: Any) -> int | None:
+    """The newest version recorded in the catalog, or None when it has no `schema_version` table."""
+    cursor.execute("SELECT to_regclass('sessionref.schema_version') IS NOT NULL")
+    if not cursor.fetchone()[0]:
+        return None
+    cursor.execute("SELECT coalesce(max(version), 0) FROM sessionref.schema_version")
+    version: int = cursor.fetchone()[0]
+    return version
+
+
+def _refuse_newer(version: int) -> None:
+    if version > LATEST_VERSION:
+        raise CatalogError(
+            CATALOG_SCHEMA_NEWER,
+            f"the catalog's schema is version {version}, newer than this sessionref knows "
+            f"(up to {LATEST_VERSION}): upgrade sessionref on this machine",
+        )
+
+
+def migrate(connection: Any) -> list[Migration]:
+    """Create or upgrade the catalog's schema in one transaction; the steps applied (none: current).
+
+    `CATALOG_SCHEMA_NEWER` when the catalog is newer than `LATEST_VERSION` (nothing is changed).
+    """
+    with connection.transaction(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        cursor.execute("CREATE SCHEMA IF NOT EXISTS sessionref")
+        cursor.execute(
+            "CREATE TABLE IF NOT EXISTS sessionref.schema_version ("
+            " version integer PRIMARY KEY,"
+            " summary text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now(),"
+            " applied_by name NOT NULL DEFAULT current_user)"
+        )
+        current = _applied_version(cursor) or 0
+        _refuse_newer(current)
+        applied: list[Migration] = []
+        for step in MIGRATIONS:
+            if step.version <= current:
+                continue
+            cursor.execute(step.sql)
+            cursor.execute(
+                "INSERT INTO sessionref.schema_version (version, summary) VALUES (%s, %s)",
+                (step.version, step.summary),
+            )
+            applied.append(step)
+    return applied
+
+
+def check_schema(connection: Any) -> int:
+    """The catalog's schema version, when this code can use it; else a coded error saying who acts.
+
+    `CATALOG_SCHEMA_MISSING` when there is no catalog (or an older one): the database's owner runs
+    `sessionref catalog init`. `CATALOG_SCHEMA_NEWER` when it is newer than this code.
+    """
+    with connection.cursor() as cursor:
+        version = _applied_version(cursor)
+    if not connection.autocommit:
+        connection.rollback()
+    if version is None or version == 0:
+        raise CatalogError(
+            CATALOG_SCHEMA_MISSING,
+            "this database has no sessionref catalog yet: its owner runs `sessionref catalog init`",
+        )
+    _refuse_newer(version)
+    if version < LATEST_VERSION:
+        raise CatalogError(
+            CATALOG_SCHEMA_MISSING,
+            f"the catalog's schema is version {version}, older than this sessionref needs "
+            f"({LATEST_VERSION}): the database's owner runs `sessionref catalog init` to upgrade it",
+        )
+    return version
