@@ -33,6 +33,8 @@ from sessionref.textsearch.feed import conversation_rows
 
 STORE_SOURCE: Final = "store"
 """The source name of the store's own sessions (`[catalog] publish = ["store", …]`)."""
+PUBLISHABLE_SOURCES: Final = (STORE_SOURCE, "claude-code", "codex", "gemini")
+"""Every source a session may be published from."""
 BATCH_MESSAGES: Final = 20_000
 """Messages per transaction: large enough that a transaction's cost is spread, small enough that
 a crash loses little work."""

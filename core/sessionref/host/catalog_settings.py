@@ -16,7 +16,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
@@ -24,7 +24,17 @@ from sessionref.contract.errors import CodedError
 from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.sources import SOURCE_KINDS
 
-__all__ = ["CATALOG_URL_ENV", "PUBLISHABLE", "CatalogSettings", "catalog_layer", "parse_publish_list"]
+if TYPE_CHECKING:
+    from sessionref.host.catalog_link import CatalogLink
+
+__all__ = [
+    "CATALOG_URL_ENV",
+    "PUBLISHABLE",
+    "CatalogSettings",
+    "catalog_layer",
+    "open_configured_catalog",
+    "parse_publish_list",
+]
 
 CATALOG_URL_ENV: Final = "SESSIONREF_CATALOG_URL"
 CATALOG_MACHINE_ENV: Final = "SESSIONREF_CATALOG_MACHINE"
@@ -130,3 +140,14 @@ def catalog_layer(
     if machine is not None and machine.strip():
         values["machine"] = _machine(machine, CATALOG_MACHINE_ENV, error)
     return CatalogSettings(**values)
+
+
+def open_configured_catalog(
+    settings: CatalogSettings, *, deadline: float | None = None
+) -> CatalogLink | None:
+    """The catalog link for `settings` (None, importing nothing of the catalog, when none is configured)."""
+    if settings.url is None:
+        return None
+    from sessionref.host.catalog_link import KEYSTROKE_DEADLINE_SECONDS, open_catalog_link
+
+    return open_catalog_link(settings, deadline=KEYSTROKE_DEADLINE_SECONDS if deadline is None else deadline)

@@ -11,6 +11,7 @@ from typing import IO, Any, Final, NoReturn
 
 from sessionref.contract.excerpts import bounded_excerpt
 
+from sessionref_tui.cli.catalog_command import add_catalog_parser
 from sessionref_tui.cli.output import EXIT_USAGE
 from sessionref_tui.display import inert
 
@@ -54,6 +55,7 @@ Mention one AI chat session inside another.
                                   what a message would send: readable text + the context message
   sessionref snapshot ID          the bounded context message for one session, to hand to any agent
   sessionref sources              the Claude Code, Codex CLI and Gemini CLI histories found
+  sessionref catalog ACTION       the shared catalog on PostgreSQL: init, status, publish, share
 
 ID may be a unique start of a session id (as `sessions` prints them). Sessions from Claude Code,
 Codex CLI and Gemini CLI are listed too, read-only: claude-code:<uuid>, codex:<uuid>, gemini:<id>.
@@ -364,4 +366,5 @@ def build_parser() -> argparse.ArgumentParser:
         description=SOURCES_DESCRIPTION,
     )
     listing.set_defaults(command="sources")
+    add_catalog_parser(commands, read_store)
     return parser

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from rich.cells import cell_len
 from sessionref.service.session_ids import resolve_session_id
 
+from sessionref_tui.cli.catalog_command import cli_catalog_link
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
 from sessionref_tui.cli.store_access import command_settings, command_sources, open_cli_store, store_root
 from sessionref_tui.display import inert, relative_age
@@ -124,14 +125,18 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         config = SessionReferenceConfig.from_value(budget)
     window = build_model(settings).context_window
     store = open_cli_store(args, settings=settings)
+    link = cli_catalog_link(settings)  # a session only the catalog has is captured from its copy
     try:
-        session_id = asyncio.run(resolve_session_id(store, args.session_id))
-        label = store.title(session_id) or session_id
-        references = SessionReferences(store, config, spill_store=None, context_window=window)
+        query = store if link is None else link.sessions(store)
+        session_id = asyncio.run(resolve_session_id(query, args.session_id))
+        label = asyncio.run(query.read_titles([session_id])).get(session_id) or session_id
+        references = SessionReferences(query, config, spill_store=None, context_window=window)
         reference = {"sessionId": session_id, "label": label}
         prepared = asyncio.run(references.prepare(Vantage(id="", cwd=None), [], [reference]))
     finally:
         store.close()
+        if link is not None:
+            link.close()
     context = prepared.additional_context
     assert context is not None  # one reference always makes a context message
     text = context["content"][0]["text"]
