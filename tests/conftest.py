@@ -17,3 +17,5 @@ def no_real_histories(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     for variable in SOURCE_VARIABLES:
         monkeypatch.setenv(variable, str(nowhere / variable.lower()))
     monkeypatch.delenv("SESSIONREF_SOURCES", raising=False)
+    for variable in ("SESSIONREF_CATALOG_URL", "SESSIONREF_CATALOG_MACHINE"):  # never a real catalog
+        monkeypatch.delenv(variable, raising=False)

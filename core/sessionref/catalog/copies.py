@@ -14,8 +14,6 @@ from typing import Any, Final
 
 from sessionref.contract.events import SurfaceEvent, SurfaceSnapshot
 
-SURFACE_VERSION: Final = 1
-"""The log format version the rebuilt header claims (the contract's first)."""
 CATALOG_MODEL_SOURCE: Final = {"kind": "model", "provider": "sessionref-catalog", "model": "published"}
 """The source of a rebuilt assistant message: the catalog does not publish which model wrote it."""
 
@@ -43,10 +41,12 @@ def surface_from_rows(
     created_at: int,
     cwd: str | None,
     through_seq: int | None,
+    format_version: int,
     rows: Iterable[tuple[int, str, str, int, str]],
 ) -> SurfaceSnapshot:
-    """The surface of a published session from its `(seq, role, kind, time, text)` rows (seq order)."""
-    header: Any = {"type": "session", "version": SURFACE_VERSION, "id": session_id, "createdAt": created_at}
+    """The surface of a published session from its `(seq, role, kind, time, text)` rows (seq order);
+    `format_version` is its source log's (what a capture reports as `capturedFormatVersion`)."""
+    header: Any = {"type": "session", "version": format_version, "id": session_id, "createdAt": created_at}
     if cwd is not None:
         header["cwd"] = cwd
     events = [_event(session_id, *row) for row in rows]

@@ -27,6 +27,7 @@ from sessionref.catalog.connection import connect, translated
 from sessionref.catalog.errors import CatalogError
 from sessionref.catalog.redaction import redact_secrets
 from sessionref.catalog.schema import check_schema
+from sessionref.contract.context_message import captured_format_version
 from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
 from sessionref.sources import source_kind_of
 from sessionref.textsearch.feed import conversation_rows
@@ -75,6 +76,8 @@ class PreparedSession:
     title: str | None
     source: str
     through_seq: int | None
+    format_version: int
+    """The source log's format generation (`session.version`): a capture reports it."""
     rows: tuple[tuple[int, str, str, int, str], ...]
     """`(seq, role, kind, time, text)` per projected message, text already redacted."""
 
@@ -98,7 +101,9 @@ def prepare_session(record: SessionRecord, title: str | None, surface: SurfaceSn
         for row in conversation_rows(surface)
     )
     shown_title = redact_secrets(title) if title else None
-    return PreparedSession(record, shown_title, source_of(record.id), surface["capturedThroughSeq"], rows)
+    through = surface["capturedThroughSeq"]
+    version = captured_format_version(surface)
+    return PreparedSession(record, shown_title, source_of(record.id), through, version, rows)
 
 
 def _marker(record: SessionRecord, title: str | None) -> tuple[int, str | None]:
@@ -282,12 +287,14 @@ def write_batch(connection: Any, machine: str, batch: Sequence[PreparedSession])
             record = item.record
             cursor.execute(
                 "INSERT INTO sessionref.sessions AS s"
-                " (id, machine, source, title, cwd, created_at, updated_at, through_seq, messages)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " (id, machine, source, title, cwd, created_at, updated_at, through_seq, format_version,"
+                " messages)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (owner, machine, id) DO UPDATE SET"
                 " source = excluded.source, title = excluded.title, cwd = excluded.cwd,"
                 " created_at = excluded.created_at, updated_at = excluded.updated_at,"
-                " through_seq = excluded.through_seq, messages = excluded.messages, published_at = now()"
+                " through_seq = excluded.through_seq, format_version = excluded.format_version,"
+                " messages = excluded.messages, published_at = now()"
                 " RETURNING key",
                 (
                     record.id,
@@ -298,6 +305,7 @@ def write_batch(connection: Any, machine: str, batch: Sequence[PreparedSession])
                     record.created_at,
                     record.last_activity,
                     item.through_seq,
+                    item.format_version,
                     len(item.rows),
                 ),
             )

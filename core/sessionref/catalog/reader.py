@@ -214,7 +214,7 @@ class CatalogReader:
         def copy(connection: Any) -> SurfaceSnapshot:
             with connection.transaction():
                 head = connection.execute(
-                    "SELECT key, created_at, cwd, through_seq FROM sessionref.sessions"
+                    "SELECT key, created_at, cwd, through_seq, format_version FROM sessionref.sessions"
                     " WHERE id = %s ORDER BY updated_at DESC LIMIT 1",
                     (session_id,),
                 ).fetchone()
@@ -228,7 +228,7 @@ class CatalogReader:
                     " WHERE session_key = %s ORDER BY seq",
                     (head[0],),
                 ).fetchall()
-            return surface_from_rows(session_id, head[1], head[2], head[3], rows)
+            return surface_from_rows(session_id, head[1], head[2], head[3], head[4], rows)
 
         surface: SurfaceSnapshot = self._run("reading a session", copy)
         return surface

@@ -68,6 +68,7 @@ CREATE TABLE sessionref.sessions (
     created_at bigint NOT NULL,
     updated_at bigint NOT NULL,
     through_seq bigint,
+    format_version integer NOT NULL DEFAULT 0,
     messages integer NOT NULL DEFAULT 0,
     published_at timestamptz NOT NULL DEFAULT now(),
     search text GENERATED ALWAYS AS

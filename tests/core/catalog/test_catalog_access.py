@@ -106,9 +106,8 @@ def test_raw_sql_cannot_change_delete_or_share_another_persons_rows(published: C
                 "INSERT INTO sessionref.shares (session_key, shared_with) VALUES (%s, 'carol'::regrole)",
                 (key,),
             )
-    with _as(published, "alice") as alice:
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            alice.execute("UPDATE sessionref.sessions SET owner = 'bob' WHERE id = 'alice-1'")
+    with _as(published, "alice") as alice, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        alice.execute("UPDATE sessionref.sessions SET owner = 'bob' WHERE id = 'alice-1'")
     assert published.admin("SELECT title FROM sessionref.sessions WHERE id = 'alice-1'") == [
         ("the billing bug",)
     ]
