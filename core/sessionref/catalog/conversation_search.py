@@ -103,21 +103,15 @@ def search_messages(
         )
     with connection.transaction(), connection.cursor() as cursor:
         cursor.execute(
-            "WITH q AS (SELECT to_tsquery('simple', %(query)s) AS query),"
-            " matched AS (SELECT m.session_key, m.seq, m.role, m.kind, m.time,"
-            f"  left(m.text, {FETCHED_TEXT_CHARS}) AS text, ts_rank(m.words, q.query) AS rank"
-            f"  FROM sessionref.messages m, q WHERE m.words @@ q.query LIMIT {EXAMINED_MESSAGES})"
-            " SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, matched.text, matched.rank,"
-            "  s.folder IS NOT DISTINCT FROM %(folder)s AND %(folder)s::text IS NOT NULL, s.updated_at,"
-            "  (SELECT count(*) FROM matched)"
-            " FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key"
-            " WHERE s.machine <> %(machine)s AND s.id IS DISTINCT FROM %(exclude)s",
-            {
-                "query": parsed.tsquery,
-                "folder": folder,
-                "machine": exclude_machine,
-                "exclude": exclude_session_id,
-            },
+            "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s)",
+            (
+                parsed.tsquery,
+                folder,
+                exclude_session_id,
+                exclude_machine,
+                EXAMINED_MESSAGES,
+                FETCHED_TEXT_CHARS,
+            ),
         )
         rows = cursor.fetchall()
     examined = rows[0][9] if rows else 0

@@ -29,12 +29,8 @@ SHORT_NEEDLE_ROWS: Final = 50_000
 """Most recent sessions of a rank searched for a needle shorter than a trigram."""
 TRIGRAM: Final = 3
 
-_COLUMNS: Final = "id, machine, owner, title, cwd, created_at, updated_at"
-_RANKS: Final = (
-    "folder = %(folder)s",
-    "cwd IS NULL",
-    "cwd IS NOT NULL AND (%(folder)s::text IS NULL OR folder IS DISTINCT FROM %(folder)s)",
-)
+RANKS: Final = 3
+"""0: the cwd's folder has the searching folder's name, 1: no cwd, 2: any other folder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,29 +60,18 @@ def like_pattern(needle: str) -> str:
     return f"%{escaped}%"
 
 
-def _filters(needle: str) -> str:
-    match = " AND search LIKE %(pattern)s" if needle else ""
-    return "id <> %(exclude_id)s AND machine <> %(exclude_machine)s" + match
-
-
 def _rank_rows(cursor: Any, rank: int, params: dict[str, Any], limit: int) -> list[CatalogSession]:
-    where = f"{_RANKS[rank]} AND {_filters(params['needle'])}"
-    order = "ORDER BY updated_at DESC, key"
+    """One rank's newest matches: the newest-first probe, then the trigram index if it came up short."""
     needle: str = params["needle"]
-    scan = SHORT_NEEDLE_ROWS if needle and len(needle) < TRIGRAM else PROBE_ROWS
-    newest = f"SELECT * FROM sessionref.sessions WHERE {_RANKS[rank]} {order} LIMIT {scan}"
-    cursor.execute(
-        f"SELECT {_COLUMNS} FROM ({newest}) recent WHERE {_filters(needle)} {order} LIMIT {limit}",
-        params,
-    )
+    newest = SHORT_NEEDLE_ROWS if needle and len(needle) < TRIGRAM else PROBE_ROWS
+    call = "SELECT * FROM sessionref.find_sessions(%s, %s, %s, %s, %s, %s, %s)"
+    arguments = [rank, params["pattern"] if needle else None, params["folder"]]
+    arguments += [params["exclude_id"], params["exclude_machine"], limit]
+    cursor.execute(call, [*arguments, newest])
     rows = cursor.fetchall()
     if len(rows) < limit and needle and len(needle) >= TRIGRAM:
-        cursor.execute("SET LOCAL enable_indexscan = off")
-        cursor.execute(
-            f"SELECT {_COLUMNS} FROM sessionref.sessions WHERE {where} {order} LIMIT {limit}", params
-        )
+        cursor.execute(call, [*arguments, None])
         rows = cursor.fetchall()
-        cursor.execute("SET LOCAL enable_indexscan = on")
     return [session_of(row, rank) for row in rows]
 
 
@@ -114,7 +99,7 @@ def find_sessions(
     found: list[CatalogSession] = []
     seen: set[str] = set()
     with connection.transaction(), connection.cursor() as cursor:
-        for rank in range(len(_RANKS)):
+        for rank in range(RANKS):
             if rank == 0 and folder is None:
                 continue
             if len(found) >= limit:

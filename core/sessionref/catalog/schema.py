@@ -6,11 +6,13 @@ applies the missing ones in one transaction under an advisory lock, and refuses 
 version is newer than this code knows (`CATALOG_SCHEMA_NEWER`). `check_schema` is what every
 other command runs first.
 
-Access (docs/catalog.md, "Who sees what"): row-level security is enabled and forced on every
-table, so even the tables' owner is held to it (only superusers bypass it). A row's `owner` is
-`current_user` by default and every insert or update must keep it so; only the owner may update
-or delete a row; a session and its messages are visible to its owner and to every role that is a
-member of a role it is shared with (`pg_has_role(current_user, shared_with, 'MEMBER')`).
+Access (docs/catalog.md, "Who sees what"): row-level security is enabled on every table. A row's
+`owner` is `current_user` by default and every insert or update must keep it so; only the owner
+may update or delete a row; a session and its messages are visible to its owner and to every role
+that is a member of a role it is shared with (`pg_has_role(current_user, shared_with, 'MEMBER')`).
+The database's owner (who ran `init`) owns the tables and administers the catalog: like any table
+owner it is not held to the policies, so people publish as roles of their own. The two searches
+are functions of the owner that apply the same rule for the caller (see `_SEARCH_FUNCTIONS`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,77 @@ _OWNS_SESSION: Final = (
     "EXISTS (SELECT 1 FROM sessionref.sessions s WHERE s.key = session_key AND s.owner = current_user)"
 )
 
+_VISIBLE_TO_CALLER: Final = (
+    "(owner = session_user OR {key} IN (SELECT session_key FROM sessionref.shares"
+    " WHERE pg_has_role(session_user, shared_with, 'MEMBER')))"
+)
+# The two searches run as SECURITY DEFINER functions of the catalog's owner, with the visibility rule
+# written out for the login role (`session_user`: inside the function `current_user` is the owner).
+# Why: under row-level security PostgreSQL never lets a non-leakproof operator (LIKE, @@) use an index
+# below the policies, so a trigram or full-text index would never be used by a search run under them
+# (docs/catalog.md, "Why the searches are functions"). Each function runs only fixed SQL; the caller
+# supplies values, never SQL.
+_MESSAGE_VISIBLE_TO_CALLER: Final = _VISIBLE_TO_CALLER.format(key="m.session_key").replace("owner", "m.owner")
+_SEARCH_FUNCTIONS: Final = f"""
+CREATE FUNCTION sessionref.find_sessions(
+    p_rank integer, p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text,
+    p_limit integer, p_newest integer
+) RETURNS TABLE (
+    id text, machine text, owner name, title text, cwd text, created_at bigint, updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+DECLARE
+    of_rank text := CASE p_rank
+        WHEN 0 THEN 'folder = $3'
+        WHEN 1 THEN 'cwd IS NULL'
+        ELSE 'cwd IS NOT NULL AND ($3::text IS NULL OR folder IS DISTINCT FROM $3)' END;
+    visible text := '{_VISIBLE_TO_CALLER.format(key="key").replace("'", "''")}';
+    matching text := CASE WHEN p_pattern IS NULL THEN 'true' ELSE 'search LIKE $2' END;
+    listed text := 'id, machine, owner, title, cwd, created_at, updated_at';
+BEGIN
+    IF p_newest IS NOT NULL THEN
+        -- newest first, with early exit: the p_newest most recent visible sessions of the rank
+        RETURN QUERY EXECUTE format(
+            'SELECT %s FROM (SELECT * FROM sessionref.sessions WHERE %s AND %s'
+            ' ORDER BY updated_at DESC, key LIMIT $7) recent'
+            ' WHERE %s AND id <> $4 AND machine <> $5 ORDER BY updated_at DESC, key LIMIT $6',
+            listed, of_rank, visible, matching)
+        USING p_rank, p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest;
+    ELSE
+        -- the trigram index: every match, then the newest; never a date-ordered walk of the table
+        PERFORM set_config('enable_indexscan', 'off', true);
+        RETURN QUERY EXECUTE format(
+            'SELECT %s FROM sessionref.sessions WHERE %s AND %s AND %s AND id <> $4 AND machine <> $5'
+            ' ORDER BY updated_at DESC, key LIMIT $6',
+            listed, of_rank, visible, matching)
+        USING p_rank, p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit;
+        PERFORM set_config('enable_indexscan', 'on', true);
+    END IF;
+END
+$function$;
+
+CREATE FUNCTION sessionref.search_messages(
+    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
+    p_text_chars integer
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, examined bigint
+)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+    WITH matched AS MATERIALIZED (
+        SELECT m.session_key, m.seq, m.role, m.kind, m.time, left(m.text, p_text_chars) AS text,
+               ts_rank(m.words, p_query) AS relevance
+        FROM sessionref.messages m
+        WHERE m.words @@ p_query AND {_MESSAGE_VISIBLE_TO_CALLER}
+        LIMIT p_examined)
+    SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, matched.text, matched.relevance,
+           p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder, s.updated_at,
+           (SELECT count(*) FROM matched)
+    FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key
+    WHERE s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
+$function$;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -76,7 +149,8 @@ CREATE TABLE sessionref.sessions (
     UNIQUE (owner, machine, id)
 );
 CREATE INDEX sessions_recent ON sessionref.sessions (updated_at DESC, key);
-CREATE INDEX sessions_folder_recent ON sessionref.sessions (folder, updated_at DESC);
+CREATE INDEX sessions_folder_recent ON sessionref.sessions (folder, updated_at DESC, key);
+CREATE INDEX sessions_without_cwd ON sessionref.sessions (updated_at DESC, key) WHERE cwd IS NULL;
 CREATE INDEX sessions_by_id ON sessionref.sessions (id text_pattern_ops);
 CREATE INDEX sessions_search ON sessionref.sessions USING gin (search gin_trgm_ops);
 
@@ -103,7 +177,6 @@ CREATE TABLE sessionref.shares (
 );
 
 ALTER TABLE sessionref.sessions ENABLE ROW LEVEL SECURITY;
-ALTER TABLE sessionref.sessions FORCE ROW LEVEL SECURITY;
 CREATE POLICY sessions_read ON sessionref.sessions FOR SELECT
     USING (owner = current_user OR key IN ({_VISIBLE_KEYS}));
 CREATE POLICY sessions_insert ON sessionref.sessions FOR INSERT WITH CHECK (owner = current_user);
@@ -112,7 +185,6 @@ CREATE POLICY sessions_update ON sessionref.sessions FOR UPDATE
 CREATE POLICY sessions_delete ON sessionref.sessions FOR DELETE USING (owner = current_user);
 
 ALTER TABLE sessionref.messages ENABLE ROW LEVEL SECURITY;
-ALTER TABLE sessionref.messages FORCE ROW LEVEL SECURITY;
 CREATE POLICY messages_read ON sessionref.messages FOR SELECT
     USING (owner = current_user OR session_key IN ({_VISIBLE_KEYS}));
 CREATE POLICY messages_insert ON sessionref.messages FOR INSERT
@@ -122,13 +194,13 @@ CREATE POLICY messages_update ON sessionref.messages FOR UPDATE
 CREATE POLICY messages_delete ON sessionref.messages FOR DELETE USING (owner = current_user);
 
 ALTER TABLE sessionref.shares ENABLE ROW LEVEL SECURITY;
-ALTER TABLE sessionref.shares FORCE ROW LEVEL SECURITY;
 CREATE POLICY shares_read ON sessionref.shares FOR SELECT
     USING (owner = current_user OR pg_has_role(current_user, shared_with, 'MEMBER'));
 CREATE POLICY shares_insert ON sessionref.shares FOR INSERT
     WITH CHECK (owner = current_user AND {_OWNS_SESSION});
 CREATE POLICY shares_delete ON sessionref.shares FOR DELETE USING (owner = current_user);
 
+{_SEARCH_FUNCTIONS}
 GRANT USAGE ON SCHEMA sessionref TO PUBLIC;
 GRANT SELECT ON sessionref.schema_version TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON sessionref.sessions, sessionref.messages TO PUBLIC;

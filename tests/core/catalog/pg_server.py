@@ -23,6 +23,7 @@ PG_BIN_DIRS: Final = (
 )
 SUPERUSER: Final = "postgres"
 UNPRIVILEGED_USER: Final = "postgres"
+TEST_SETTINGS: Final = "-c fsync=off"
 
 
 class ServerUnavailable(Exception):
@@ -85,9 +86,12 @@ class PostgresServer:
         )
         return server
 
-    def start(self) -> None:
-        """Start the server on a Unix socket in `folder` only (no TCP), and wait until it accepts."""
-        options = f"-k {self.socket_dir} -c listen_addresses='' -c fsync=off -c max_connections=60"
+    def start(self, *, settings: str = TEST_SETTINGS) -> None:
+        """Start the server on a Unix socket in `folder` only (no TCP), and wait until it accepts.
+
+        `settings` are more `-c name=value` options (the tests' default skips fsync: a test server's
+        data need not survive a power cut; the benchmark passes durable ones)."""
+        options = f"-k {self.socket_dir} -c listen_addresses='' -c max_connections=60 {settings}"
         self._run(
             _binary("pg_ctl"),
             "-D",

@@ -114,3 +114,29 @@ def test_raw_sql_cannot_change_delete_or_share_another_persons_rows(published: C
     texts = published.admin("SELECT text FROM sessionref.messages ORDER BY seq")
     assert texts == [("why does billing fail",), ("a race in the retry",)]
     assert published.admin("SELECT count(*) FROM sessionref.sessions WHERE id = 'forged'") == [(0,)]
+
+
+def test_the_search_functions_apply_the_same_visibility_for_the_caller(published: Catalog) -> None:
+    with _as(published, "alice") as alice:
+        alice.execute("DELETE FROM sessionref.shares")  # alice shares nothing now
+    with _as(published, "bob") as bob:
+        titles = bob.execute("SELECT id FROM sessionref.find_sessions(2, NULL, NULL, '', '-', 50, NULL)")
+        said = bob.execute(
+            "SELECT id FROM sessionref.search_messages(to_tsquery('simple', 'billing'), NULL, NULL, '-', 100, 100)"
+        )
+        assert titles.fetchall() == [] and said.fetchall() == []
+    with _as(published, "alice") as alice:
+        alice.execute("DELETE FROM sessionref.shares")
+        assert (
+            alice.execute(
+                "SELECT id FROM sessionref.find_sessions(2, NULL, NULL, '', '-', 50, NULL)"
+            ).fetchall()
+            == []
+        )  # alice's session has no cwd: rank 1
+        assert alice.execute(
+            "SELECT id FROM sessionref.find_sessions(1, '%%bill%%', NULL, '', '-', 50, 10)"
+        ).fetchall() == [("alice-1",)]
+        found = alice.execute(
+            "SELECT id FROM sessionref.search_messages(to_tsquery('simple', 'billing'), NULL, NULL, '-', 100, 100)"
+        )
+        assert found.fetchall() == [("alice-1",)]
