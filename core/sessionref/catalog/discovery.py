@@ -2,19 +2,25 @@
 
 A keystroke asks for the `limit` newest sessions whose id, title or cwd contains the needle, in
 three ranks (docs/catalog.md, "Discovery"): sessions whose cwd has the searching folder's name,
-then sessions without a cwd, then the rest. Each rank is answered by one of two plans:
+then sessions without a cwd, then the rest. Both plans run inside the catalog's search functions
+(`schema._SEARCH_FUNCTIONS`), and each rank is answered exactly:
 
-* **Newest first, with early exit.** Read the `PROBE_ROWS` most recent sessions of the rank (an
-  index scan on `updated_at`) and keep the matches. When that yields `limit` matches it is the
-  exact answer: nothing older can outrank them. A common needle (the usual case: a few letters
-  match a large share of titles) is answered here in a few milliseconds.
-* **Trigram index.** Fewer matches than that among the newest rows means the needle is rare, which
-  is exactly when the trigram index is cheap: its few matches are fetched and sorted. Run only
-  after the probe says so, with the newest-first index scan disabled for that one statement, so
-  the planner cannot pick the plan that reads the whole table in date order for a rare needle.
+* **Newest first, with early exit** (`find_newest`, one call for all ranks). Read the `PROBE_ROWS`
+  most recent sessions of each rank (an index scan on `updated_at`) and keep the matches. When a
+  rank yields as many matches as are still needed, they are its answer: nothing older can
+  outrank them; when the read covered every session of the rank, likewise. A common needle (a
+  few letters match a large share of titles) and the small ranks are answered here.
+* **Trigram index** (`find_indexed`) for a rank the probe left short. The probe measured the
+  needle: `k` matches among `PROBE_ROWS` sessions spanning some time. No match means the needle is
+  rare, exactly when the index is cheap: every match is fetched, the newest kept. A few matches
+  mean a middling needle whose matches are many but far apart: the index is asked only for the
+  matches newer than a cutoff where, at the measured rate, twice the needed number should be
+  (`WINDOW_MARGIN`), so it fetches a few hundred rows instead of every match; if that window
+  comes up short, it is asked once more without a cutoff. Either way the answer is exact.
 
-Needles under 3 characters have no trigram: the probe alone answers them, over `SHORT_NEEDLE_ROWS`
-rows, and a rarer short needle may miss older sessions (a longer needle finds them).
+Needles under 3 characters have no trigram: the probe alone answers them over the newest
+`SHORT_NEEDLE_ROWS` sessions of each rank, so a rare 1-2 character needle may miss older sessions
+(the third character finds them).
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-PROBE_ROWS: Final = 5_000
-"""Most recent sessions of a rank the newest-first plan reads before falling back to the index."""
-SHORT_NEEDLE_ROWS: Final = 50_000
+PROBE_ROWS: Final = 1_000
+"""Most recent sessions of a rank the newest-first plan reads: a needle matching 5 % of sessions
+fills a first screen of 50 from them."""
+SHORT_NEEDLE_ROWS: Final = 10_000
 """Most recent sessions of a rank searched for a needle shorter than a trigram."""
+WINDOW_MARGIN: Final = 2.0
+"""How many times the needed matches the trigram window should hold at the measured rate."""
 TRIGRAM: Final = 3
-
 RANKS: Final = 3
 """0: the cwd's folder has the searching folder's name, 1: no cwd, 2: any other folder."""
 
@@ -60,19 +68,66 @@ def like_pattern(needle: str) -> str:
     return f"%{escaped}%"
 
 
-def _rank_rows(cursor: Any, rank: int, params: dict[str, Any], limit: int) -> list[CatalogSession]:
-    """One rank's newest matches: the newest-first probe, then the trigram index if it came up short."""
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What the newest-first read found in one rank: its matches and what it read."""
+
+    found: list[CatalogSession]
+    read_everything: bool
+    oldest: int | None
+    newest: int | None
+
+    def cutoff(self, needed: int) -> int | None:
+        """The activity time after which `needed` matches should be, at the rate the probe measured
+        (None: ask without a cutoff: the probe found too few matches to measure a rate)."""
+        if not self.found or self.oldest is None or self.newest is None:
+            return None
+        span = max(1, self.newest - self.oldest)
+        reach = span * WINDOW_MARGIN * needed / len(self.found)
+        return int(self.newest - reach)
+
+
+def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]:
     needle: str = params["needle"]
     newest = SHORT_NEEDLE_ROWS if needle and len(needle) < TRIGRAM else PROBE_ROWS
-    call = "SELECT * FROM sessionref.find_sessions(%s, %s, %s, %s, %s, %s, %s)"
-    arguments = [rank, params["pattern"] if needle else None, params["folder"]]
-    arguments += [params["exclude_id"], params["exclude_machine"], limit]
-    cursor.execute(call, [*arguments, newest])
-    rows = cursor.fetchall()
-    if len(rows) < limit and needle and len(needle) >= TRIGRAM:
-        cursor.execute(call, [*arguments, None])
-        rows = cursor.fetchall()
-    return [session_of(row, rank) for row in rows]
+    pattern = params["pattern"] if needle else None
+    arguments = (pattern, params["folder"], params["exclude_id"], params["exclude_machine"], limit, newest)
+    cursor.execute("SELECT * FROM sessionref.find_newest(%s, %s, %s, %s, %s, %s)", arguments)
+    found: dict[int, list[CatalogSession]] = {}
+    probes: dict[int, Probe] = {}
+    for row in cursor.fetchall():
+        rank = row[0]
+        if row[1] is not None:
+            found.setdefault(rank, []).append(session_of(row[1:], rank))
+        else:
+            probes[rank] = Probe(found.get(rank, []), row[2] == "all", row[6], row[7])
+    return probes
+
+
+def _indexed(
+    cursor: Any, rank: int, params: dict[str, Any], limit: int, since: int | None
+) -> list[CatalogSession]:
+    arguments = (rank, params["pattern"], params["folder"], params["exclude_id"], params["exclude_machine"])
+    cursor.execute(
+        "SELECT * FROM sessionref.find_indexed(%s, %s, %s, %s, %s, %s, %s)", (*arguments, limit, since)
+    )
+    return [session_of(row, rank) for row in cursor.fetchall()]
+
+
+def _rank_answer(
+    cursor: Any, rank: int, probe: Probe, params: dict[str, Any], needed: int
+) -> list[CatalogSession]:
+    """The newest `needed` matches of one rank, exactly (1-2 character needles: from the probe)."""
+    if len(probe.found) >= needed or probe.read_everything:
+        return probe.found[:needed]
+    if len(params["needle"]) < TRIGRAM:
+        return probe.found
+    since = probe.cutoff(needed)
+    if since is not None:
+        windowed = _indexed(cursor, rank, params, needed, since)
+        if len(windowed) >= needed:
+            return windowed
+    return _indexed(cursor, rank, params, needed, None)
 
 
 def find_sessions(
@@ -99,12 +154,12 @@ def find_sessions(
     found: list[CatalogSession] = []
     seen: set[str] = set()
     with connection.transaction(), connection.cursor() as cursor:
+        probes = _probes(cursor, params, limit)
         for rank in range(RANKS):
-            if rank == 0 and folder is None:
+            probe = probes.get(rank)
+            if probe is None or len(found) >= limit:
                 continue
-            if len(found) >= limit:
-                break
-            for session in _rank_rows(cursor, rank, params, limit - len(found)):
+            for session in _rank_answer(cursor, rank, probe, params, limit - len(found)):
                 if session.id not in seen:
                     seen.add(session.id)
                     found.append(session)

@@ -63,40 +63,64 @@ _VISIBLE_TO_CALLER: Final = (
 # supplies values, never SQL.
 _MESSAGE_VISIBLE_TO_CALLER: Final = _VISIBLE_TO_CALLER.format(key="m.session_key").replace("owner", "m.owner")
 _SEARCH_FUNCTIONS: Final = f"""
-CREATE FUNCTION sessionref.find_sessions(
-    p_rank integer, p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text,
-    p_limit integer, p_newest integer
+CREATE FUNCTION sessionref.rank_filter(p_rank integer) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $function$
+    SELECT CASE p_rank
+        WHEN 0 THEN 'folder = $2'
+        WHEN 1 THEN 'cwd IS NULL'
+        ELSE 'cwd IS NOT NULL AND ($2::text IS NULL OR folder IS DISTINCT FROM $2)' END
+$function$;
+
+-- Newest first, with early exit: for each rank, the matches among its p_newest most recent visible
+-- sessions, then one status row (id NULL): machine 'all' when that read every session of the rank
+-- (else 'more'), created_at and updated_at the times of the oldest and newest session it read.
+CREATE FUNCTION sessionref.find_newest(
+    p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text, p_limit integer,
+    p_newest integer
 ) RETURNS TABLE (
-    id text, machine text, owner name, title text, cwd text, created_at bigint, updated_at bigint
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
 DECLARE
-    of_rank text := CASE p_rank
-        WHEN 0 THEN 'folder = $3'
-        WHEN 1 THEN 'cwd IS NULL'
-        ELSE 'cwd IS NOT NULL AND ($3::text IS NULL OR folder IS DISTINCT FROM $3)' END;
     visible text := '{_VISIBLE_TO_CALLER.format(key="key").replace("'", "''")}';
-    matching text := CASE WHEN p_pattern IS NULL THEN 'true' ELSE 'search LIKE $2' END;
-    listed text := 'id, machine, owner, title, cwd, created_at, updated_at';
+    matching text := CASE WHEN p_pattern IS NULL THEN 'true' ELSE 'search LIKE $1' END;
 BEGIN
-    IF p_newest IS NOT NULL THEN
-        -- newest first, with early exit: the p_newest most recent visible sessions of the rank
+    FOR r IN 0..2 LOOP
+        CONTINUE WHEN r = 0 AND p_folder IS NULL;
         RETURN QUERY EXECUTE format(
-            'SELECT %s FROM (SELECT * FROM sessionref.sessions WHERE %s AND %s'
-            ' ORDER BY updated_at DESC, key LIMIT $7) recent'
-            ' WHERE %s AND id <> $4 AND machine <> $5 ORDER BY updated_at DESC, key LIMIT $6',
-            listed, of_rank, visible, matching)
-        USING p_rank, p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest;
-    ELSE
-        -- the trigram index: every match, then the newest; never a date-ordered walk of the table
-        PERFORM set_config('enable_indexscan', 'off', true);
-        RETURN QUERY EXECUTE format(
-            'SELECT %s FROM sessionref.sessions WHERE %s AND %s AND %s AND id <> $4 AND machine <> $5'
-            ' ORDER BY updated_at DESC, key LIMIT $6',
-            listed, of_rank, visible, matching)
-        USING p_rank, p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit;
-        PERFORM set_config('enable_indexscan', 'on', true);
-    END IF;
+            'WITH recent AS MATERIALIZED (SELECT * FROM sessionref.sessions WHERE %s AND %s'
+            '  ORDER BY updated_at DESC, key LIMIT $6),'
+            ' found AS (SELECT * FROM recent WHERE %s AND id <> $3 AND machine <> $4'
+            '  ORDER BY updated_at DESC, key LIMIT $5)'
+            ' SELECT %s, id, machine, owner, title, cwd, created_at, updated_at FROM found'
+            ' UNION ALL SELECT %s, NULL, CASE WHEN count(*) < $6 THEN ''all'' ELSE ''more'' END,'
+            '  NULL, NULL, NULL, min(updated_at), max(updated_at) FROM recent',
+            sessionref.rank_filter(r), visible, matching, r, r)
+        USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest;
+    END LOOP;
+END
+$function$;
+
+-- The trigram index for one rank: every match (since p_since, when given), then the newest; the
+-- date-ordered index scan is switched off, so it can never become a walk of the whole table.
+CREATE FUNCTION sessionref.find_indexed(
+    p_rank integer, p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text,
+    p_limit integer, p_since bigint
+) RETURNS TABLE (
+    id text, machine text, owner name, title text, cwd text, created_at bigint, updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_indexscan = off AS $function$
+DECLARE
+    visible text := '{_VISIBLE_TO_CALLER.format(key="key").replace("'", "''")}';
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT id, machine, owner, title, cwd, created_at, updated_at FROM sessionref.sessions'
+        ' WHERE %s AND %s AND search LIKE $1 AND ($7::bigint IS NULL OR updated_at >= $7)'
+        ' AND id <> $3 AND machine <> $4 ORDER BY updated_at DESC, key LIMIT $5',
+        sessionref.rank_filter(p_rank), visible)
+    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_rank, p_since;
 END
 $function$;
 
