@@ -6,10 +6,10 @@ then sessions without a cwd, then the rest. Both plans run inside the catalog's 
 (`schema._SEARCH_FUNCTIONS`), and each rank is answered exactly:
 
 * **Newest first, with early exit** (`find_newest`, one call for all ranks). Read the `PROBE_ROWS`
-  most recent sessions of each rank (an index scan on `updated_at`) and keep the matches. When a
-  rank yields as many matches as are still needed, they are its answer: nothing older can
-  outrank them; when the read covered every session of the rank, likewise. A common needle (a
-  few letters match a large share of titles) and the small ranks are answered here.
+  (no needle: `limit`) most recent sessions of each rank (an index scan on `updated_at`) and keep
+  the matches. When a rank yields as many matches as are still needed, they are its answer:
+  nothing older can outrank them; when the read covered every session of the rank, likewise. A
+  common needle (a few letters match a large share of titles) and the small ranks end here.
 * **Trigram index** (`find_indexed`) for a rank the probe left short. The probe measured the
   needle: `k` matches among `PROBE_ROWS` sessions spanning some time. No match means the needle is
   rare, exactly when the index is cheap: every match is fetched, the newest kept. A few matches
@@ -89,7 +89,7 @@ class Probe:
 
 def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]:
     needle: str = params["needle"]
-    newest = SHORT_NEEDLE_ROWS if needle and len(needle) < TRIGRAM else PROBE_ROWS
+    newest = limit if not needle else SHORT_NEEDLE_ROWS if len(needle) < TRIGRAM else PROBE_ROWS
     pattern = params["pattern"] if needle else None
     arguments = (pattern, params["folder"], params["exclude_id"], params["exclude_machine"], limit, newest)
     cursor.execute("SELECT * FROM sessionref.find_newest(%s, %s, %s, %s, %s, %s)", arguments)
