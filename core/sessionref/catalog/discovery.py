@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-PROBE_ROWS: Final = 1_000
-"""Most recent sessions of a rank the newest-first plan reads: a needle matching 5 % of sessions
-fills a first screen of 50 from them."""
-SHORT_NEEDLE_ROWS: Final = 10_000
+PROBE_ROWS: Final = 300
+"""Most recent sessions of a rank the newest-first plan reads: a needle matching a sixth of the
+sessions fills a first screen of 50 from them; a rarer one is measured, then windowed."""
+SHORT_NEEDLE_ROWS: Final = 2_000
 """Most recent sessions of a rank searched for a needle shorter than a trigram."""
 WINDOW_MARGIN: Final = 2.0
 """How many times the needed matches the trigram window should hold at the measured rate."""
@@ -70,21 +70,20 @@ def like_pattern(needle: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """What the newest-first read found in one rank: its matches and what it read."""
+    """What the newest-first read found in one rank: its matches, and whether the rank has no
+    sessions besides those read (known for the two small ranks only)."""
 
     found: list[CatalogSession]
-    read_everything: bool
-    oldest: int | None
-    newest: int | None
+    read_everything: bool = False
 
     def cutoff(self, needed: int) -> int | None:
         """The activity time after which `needed` matches should be, at the rate the probe measured
-        (None: ask without a cutoff: the probe found too few matches to measure a rate)."""
-        if not self.found or self.oldest is None or self.newest is None:
+        between its newest and oldest match (None: too few matches to measure: ask without one)."""
+        if len(self.found) < 2:
             return None
-        span = max(1, self.newest - self.oldest)
-        reach = span * WINDOW_MARGIN * needed / len(self.found)
-        return int(self.newest - reach)
+        span = max(1, self.found[0].updated_at - self.found[-1].updated_at)
+        reach = span * WINDOW_MARGIN * needed / (len(self.found) - 1)
+        return int(self.found[0].updated_at - reach)
 
 
 def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]:
@@ -100,7 +99,9 @@ def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]
         if row[1] is not None:
             found.setdefault(rank, []).append(session_of(row[1:], rank))
         else:
-            probes[rank] = Probe(found.get(rank, []), row[2] == "all", row[6], row[7])
+            probes[rank] = Probe(found.get(rank, []), row[2] == "all")
+    for rank in range(0 if params["folder"] is not None else 1, RANKS):
+        probes.setdefault(rank, Probe(found.get(rank, [])))
     return probes
 
 

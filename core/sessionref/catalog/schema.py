@@ -51,18 +51,28 @@ _OWNS_SESSION: Final = (
     "EXISTS (SELECT 1 FROM sessionref.sessions s WHERE s.key = session_key AND s.owner = current_user)"
 )
 
-_VISIBLE_TO_CALLER: Final = (
-    "(owner = session_user OR {key} IN (SELECT session_key FROM sessionref.shares"
-    " WHERE pg_has_role(session_user, shared_with, 'MEMBER')))"
-)
+_SHARED_WITH_CALLER: Final = "sessionref.shared_with_caller()"
+_VISIBLE_TO_CALLER: Final = "(owner = session_user OR key = ANY($7))"
+"""Inside the search functions: $7 is `shared_with_caller()`, computed once per call."""
 # The two searches run as SECURITY DEFINER functions of the catalog's owner, with the visibility rule
 # written out for the login role (`session_user`: inside the function `current_user` is the owner).
 # Why: under row-level security PostgreSQL never lets a non-leakproof operator (LIKE, @@) use an index
 # below the policies, so a trigram or full-text index would never be used by a search run under them
 # (docs/catalog.md, "Why the searches are functions"). Each function runs only fixed SQL; the caller
 # supplies values, never SQL.
-_MESSAGE_VISIBLE_TO_CALLER: Final = _VISIBLE_TO_CALLER.format(key="m.session_key").replace("owner", "m.owner")
+_MESSAGE_VISIBLE_TO_CALLER: Final = (
+    f"(m.owner = session_user OR m.session_key = ANY((SELECT {_SHARED_WITH_CALLER})::bigint[]))"
+)
 _SEARCH_FUNCTIONS: Final = f"""
+CREATE INDEX shares_with ON sessionref.shares (shared_with);
+
+-- The sessions shared with the login role or a role it is a member of (what it may read besides its own).
+CREATE FUNCTION sessionref.shared_with_caller() RETURNS bigint[]
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+    SELECT coalesce(array_agg(session_key), '{{}}') FROM sessionref.shares
+    WHERE shared_with = ANY (ARRAY(SELECT oid FROM pg_roles WHERE pg_has_role(session_user, oid, 'MEMBER')))
+$function$;
+
 CREATE FUNCTION sessionref.rank_filter(p_rank integer) RETURNS text
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $function$
     SELECT CASE p_rank
@@ -72,8 +82,9 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $function$
 $function$;
 
 -- Newest first, with early exit: for each rank, the matches among its p_newest most recent visible
--- sessions, then one status row (id NULL): machine 'all' when that read every session of the rank
--- (else 'more'), created_at and updated_at the times of the oldest and newest session it read.
+-- sessions (for the last rank the scan stops at p_limit matches). For ranks 0 and 1 (small: sessions
+-- of this folder's name, sessions without a cwd) a status row (id NULL) follows whose machine is
+-- 'all' when the rank has no more sessions than were read, else 'more'.
 CREATE FUNCTION sessionref.find_newest(
     p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text, p_limit integer,
     p_newest integer
@@ -83,22 +94,29 @@ CREATE FUNCTION sessionref.find_newest(
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
 DECLARE
-    visible text := '{_VISIBLE_TO_CALLER.format(key="key").replace("'", "''")}';
+    visible text := '{_VISIBLE_TO_CALLER}';
+    shared bigint[] := {_SHARED_WITH_CALLER};
     matching text := CASE WHEN p_pattern IS NULL THEN 'true' ELSE 'search LIKE $1' END;
+    listed text := 'id, machine, owner, title, cwd, created_at, updated_at';
 BEGIN
-    FOR r IN 0..2 LOOP
+    FOR r IN 0..1 LOOP
         CONTINUE WHEN r = 0 AND p_folder IS NULL;
         RETURN QUERY EXECUTE format(
             'WITH recent AS MATERIALIZED (SELECT * FROM sessionref.sessions WHERE %s AND %s'
-            '  ORDER BY updated_at DESC, key LIMIT $6),'
-            ' found AS (SELECT * FROM recent WHERE %s AND id <> $3 AND machine <> $4'
+            '  ORDER BY updated_at DESC, key LIMIT $6)'
+            ' (SELECT %s, %s FROM recent WHERE %s AND id <> $3 AND machine <> $4'
             '  ORDER BY updated_at DESC, key LIMIT $5)'
-            ' SELECT %s, id, machine, owner, title, cwd, created_at, updated_at FROM found'
             ' UNION ALL SELECT %s, NULL, CASE WHEN count(*) < $6 THEN ''all'' ELSE ''more'' END,'
-            '  NULL, NULL, NULL, min(updated_at), max(updated_at) FROM recent',
-            sessionref.rank_filter(r), visible, matching, r, r)
-        USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest;
+            '  NULL, NULL, NULL, NULL, NULL FROM recent',
+            sessionref.rank_filter(r), visible, r, listed, matching, r)
+        USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest, shared;
     END LOOP;
+    RETURN QUERY EXECUTE format(
+        'SELECT 2, %s FROM (SELECT * FROM sessionref.sessions WHERE %s AND %s'
+        '  ORDER BY updated_at DESC, key LIMIT $6) recent'
+        ' WHERE %s AND id <> $3 AND machine <> $4 ORDER BY updated_at DESC, key LIMIT $5',
+        listed, sessionref.rank_filter(2), visible, matching)
+    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest, shared;
 END
 $function$;
 
@@ -113,14 +131,15 @@ CREATE FUNCTION sessionref.find_indexed(
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 SET enable_indexscan = off AS $function$
 DECLARE
-    visible text := '{_VISIBLE_TO_CALLER.format(key="key").replace("'", "''")}';
+    visible text := '{_VISIBLE_TO_CALLER}';
+    shared bigint[] := {_SHARED_WITH_CALLER};
 BEGIN
     RETURN QUERY EXECUTE format(
         'SELECT id, machine, owner, title, cwd, created_at, updated_at FROM sessionref.sessions'
-        ' WHERE %s AND %s AND search LIKE $1 AND ($7::bigint IS NULL OR updated_at >= $7)'
+        ' WHERE %s AND %s AND search LIKE $1 AND ($6::bigint IS NULL OR updated_at >= $6)'
         ' AND id <> $3 AND machine <> $4 ORDER BY updated_at DESC, key LIMIT $5',
         sessionref.rank_filter(p_rank), visible)
-    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_rank, p_since;
+    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_since, shared;
 END
 $function$;
 
