@@ -90,11 +90,15 @@ class CatalogLink:
 
     def _late(self) -> None:
         self.note = LATE_NOTE.format(ms=round(self.deadline * 1000))
-        self._executor.submit(self.reader.cancel)
+        # Its own short thread: the link's workers may all be waiting for the query being cancelled.
+        threading.Thread(target=self.reader.cancel, name="catalog-cancel", daemon=True).start()
 
-    def call(self, work: Callable[[], T], default: T, *, deadline: float | None = None) -> T:
-        """`work()` in a worker thread, waiting at most the deadline; `default` (and a note) past it."""
-        future = self._executor.submit(work)
+    def submit(self, work: Callable[[], T]) -> concurrent.futures.Future[T]:
+        """Start `work()` in one of the link's worker threads."""
+        return self._executor.submit(work)
+
+    def wait(self, future: concurrent.futures.Future[T], default: T, *, deadline: float | None = None) -> T:
+        """`future`'s result, waiting at most the deadline; `default` (and a note) past it or on failure."""
         try:
             result = future.result(timeout=self.deadline if deadline is None else deadline)
         except concurrent.futures.TimeoutError:
@@ -109,7 +113,7 @@ class CatalogLink:
     async def call_async(self, work: Callable[[], T], default: T, *, deadline: float | None = None) -> T:
         """`call` for an event loop: never blocks it, never waits past the deadline."""
         loop = asyncio.get_running_loop()
-        future = asyncio.wrap_future(self._executor.submit(work), loop=loop)
+        future = asyncio.wrap_future(self.submit(work), loop=loop)
         try:
             result = await asyncio.wait_for(
                 asyncio.shield(future), self.deadline if deadline is None else deadline
@@ -263,13 +267,10 @@ class MergedConversations:
         """
         reader = self.link.reader
         started = time.monotonic()
-        remote_future = self.link._executor.submit(
-            reader.search_conversations,
-            text,
-            limit=limit,
-            exclude_session_id=exclude_session_id,
-            cwd=cwd,
-            cancel=cancel,
+        remote_future = self.link.submit(
+            lambda: reader.search_conversations(
+                text, limit=limit, exclude_session_id=exclude_session_id, cwd=cwd, cancel=cancel
+            )
         )
         if self.local is not None:
             local = self.local.search_conversations(
@@ -278,11 +279,7 @@ class MergedConversations:
         else:
             local = ConversationHits(status="off")
         remaining = max(0.0, self.link.deadline - (time.monotonic() - started))
-        remote = self.link.call(
-            lambda: remote_future.result(), ConversationHits(status="unavailable"), deadline=remaining
-        )
-        if not remote_future.done():
-            remote_future.cancel()
+        remote = self.link.wait(remote_future, ConversationHits(status="unavailable"), deadline=remaining)
         self.link.remote_ids.update(hit.session_id for hit in remote.hits)
         if remote.status != "ok" or not remote.hits:
             return local
