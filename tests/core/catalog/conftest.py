@@ -10,10 +10,9 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
-from pg_server import PostgresServer, ServerUnavailable
+from pg_server import Catalog, PostgresServer, ServerUnavailable
 
 _databases = itertools.count(1)
 
@@ -32,27 +31,6 @@ def pg_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.remove()
-
-
-@dataclass(frozen=True)
-class Catalog:
-    """A database with a migrated catalog: its owner's and each person's connection string."""
-
-    server: PostgresServer
-    database: str
-    owner: str
-
-    def url(self, role: str) -> str:
-        """The connection string of `role` (a person, or the owner) on this database."""
-        return self.server.conninfo(role, self.database)
-
-    def admin(self, sql: str, *params: object) -> list[tuple[object, ...]]:
-        """Run `sql` as the server's superuser on this database (test set-up only)."""
-        import psycopg
-
-        with psycopg.connect(self.server.conninfo(database=self.database), autocommit=True) as connection:
-            cursor = connection.execute(sql, params or None)
-            return cursor.fetchall() if cursor.description else []
 
 
 PEOPLE = ("alice", "bob", "carol")

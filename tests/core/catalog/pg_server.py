@@ -121,3 +121,24 @@ class PostgresServer:
         """Stop the server and delete its folder."""
         self.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A database with a migrated catalog: its owner's and each person's connection string."""
+
+    server: PostgresServer
+    database: str
+    owner: str
+
+    def url(self, role: str) -> str:
+        """The connection string of `role` (a person, or the owner) on this database."""
+        return self.server.conninfo(role, self.database)
+
+    def admin(self, sql: str, *params: object) -> list[tuple[object, ...]]:
+        """Run `sql` as the server's superuser on this database (test set-up only)."""
+        import psycopg
+
+        with psycopg.connect(self.server.conninfo(database=self.database), autocommit=True) as connection:
+            cursor = connection.execute(sql, params or None)
+            return cursor.fetchall() if cursor.description else []

@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import Catalog
+from pg_server import Catalog
 from sessionref.catalog.connection import connect
 from sessionref.catalog.errors import CATALOG_ROLE_UNKNOWN, CATALOG_SESSION_NOT_FOUND, CatalogError
 from sessionref.catalog.sharing import share, unshare

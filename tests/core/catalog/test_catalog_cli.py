@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from catalog_fixtures import answered, machine_store, said
-from conftest import Catalog
+from pg_server import Catalog
 from sessionref_tui.cli import main
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 import sessionref.catalog.discovery as discovery
-from conftest import Catalog
+from pg_server import Catalog
 from sessionref.catalog.connection import connect
 
 WORDS = ("alpha", "beta", "gamma", "delta", "billing", "retry", "deploy", "zebra", "quartz", "api")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from catalog_fixtures import answered, injected, machine_store, said, tool_output
-from conftest import Catalog
+from pg_server import Catalog
 from sessionref.catalog.errors import CATALOG_UNREACHABLE, CatalogError
 from sessionref.catalog.publisher import Publisher
 from sessionref.store import SessionStore

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 from catalog_fixtures import answered, said, tool_output
-from conftest import Catalog
+from pg_server import Catalog
 from pydantic import SecretStr
 from sessionref.catalog.connection import connect
 from sessionref.catalog.publisher import Publisher

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Catalog
+from pg_server import Catalog
 from sessionref.catalog.connection import connect
 from sessionref.catalog.errors import CATALOG_SCHEMA_MISSING, CATALOG_SCHEMA_NEWER, CatalogError
 from sessionref.catalog.schema import LATEST_VERSION, check_schema, migrate
