@@ -19,3 +19,5 @@ def no_real_histories(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.delenv("SESSIONREF_SOURCES", raising=False)
     # Read-only commands keep an internal error's traceback in the user's state folder: a test's own.
     monkeypatch.setenv("XDG_STATE_HOME", str(Path(tmp_path_factory.getbasetemp()) / "user-state"))
+    for variable in ("SESSIONREF_CATALOG_URL", "SESSIONREF_CATALOG_MACHINE"):  # never a real catalog
+        monkeypatch.delenv(variable, raising=False)

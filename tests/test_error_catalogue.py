@@ -12,6 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from sessionref.agent.errors import AgentCode
+from sessionref.catalog.errors import CatalogCode
 from sessionref.contract.errors import ContractCode, ErrorCode
 from sessionref.host.errors import HostCode
 from sessionref.mcp.errors import McpCode
@@ -39,6 +40,7 @@ CATALOGUE: tuple[type[StrEnum], ...] = (
     ModelCode,
     TextSearchCode,
     HostCode,
+    CatalogCode,
     McpCode,
     CliCode,
     ReplCode,
@@ -222,3 +224,46 @@ raise ValueError("NOT_CODED")
 def test_the_codes_the_app_explains_are_catalogued() -> None:
     catalogued = {code for code, _layer in all_codes()}
     assert set(PLAIN_WORDS) | READ_ONLY_CODES <= catalogued
+
+
+def code_constants_outside_enums(sources: Mapping[str, str]) -> list[str]:
+    """`path: NAME` for every module-level `NAME = "NAME"` (a code spelled as a plain string constant,
+    outside the layer's enum) whose value is one of the catalogue's codes or looks like one."""
+    catalogued = {code for code, _layer in all_codes()}
+    found = []
+    for path, text in sources.items():
+        for node in ast.parse(text, filename=path).body:
+            target = value = None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            if not (isinstance(target, ast.Name) and isinstance(value, ast.Constant)):
+                continue
+            if not isinstance(value.value, str) or not CODE_PATTERN.match(value.value):
+                continue
+            if value.value in catalogued or (target.id == value.value and path.endswith("errors.py")):
+                found.append(f"{path}: {target.id}")
+    return found
+
+
+def test_no_code_is_a_plain_string_constant_outside_its_enum() -> None:
+    # submit_errors keeps plain strings on purpose (the app loads it before its first frame);
+    # test_the_codes_the_app_explains_are_catalogued holds those to the catalogue instead.
+    found = [
+        entry
+        for entry in code_constants_outside_enums(package_sources())
+        if not entry.startswith("tui/sessionref_tui/submit_errors.py")
+    ]
+    assert found == []
+
+
+def test_the_constant_check_finds_a_code_spelled_as_a_string() -> None:
+    sources = {
+        "core/sessionref/x/errors.py": 'X_BROKEN: Final = "X_BROKEN"\nX_OK: Final = XCode.OK\n',
+        "core/sessionref/y/thing.py": 'ALIAS = "STORE_CLOSED"\nTITLE = "Hello"\n',
+    }
+    assert code_constants_outside_enums(sources) == [
+        "core/sessionref/x/errors.py: X_BROKEN",
+        "core/sessionref/y/thing.py: ALIAS",
+    ]

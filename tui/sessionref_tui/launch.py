@@ -99,6 +99,7 @@ class WorkspaceOpener:
 
         Raises `OpenAbandoned` (closing the store) if `close` was called while the store opened.
         """
+        from sessionref.host.catalog_settings import open_configured_catalog
         from sessionref.host.model_choice import build_model
         from sessionref.host.workspace import Workspace
         from sessionref.textsearch.store_index import StoreConversationIndex
@@ -117,7 +118,10 @@ class WorkspaceOpener:
             self.store = store
         model = build_model(self.settings)
         conversations = StoreConversationIndex(store)  # opened and built later, in the background
-        return Workspace(store, model, cwd=self.cwd, settings=self.settings, conversations=conversations)
+        catalog = open_configured_catalog(self.settings.catalog)
+        return Workspace(
+            store, model, cwd=self.cwd, settings=self.settings, conversations=conversations, catalog=catalog
+        )
 
     def close(self) -> None:
         """Close the store if it was opened, or as soon as its open finishes (idempotent)."""

@@ -32,6 +32,11 @@ Each value is parsed by :mod:`sessionref.host.setting_values`.
     gemini = true
     claude_code_root = "~/.claude"     # default: $CLAUDE_CONFIG_DIR, else ~/.claude
 
+    [catalog]                          # a shared session catalog (see `catalog_settings`)
+    url = "postgresql://ann@db/sessions"   # SESSIONREF_CATALOG_URL; unset: no catalog
+    machine = "ann-laptop"             # SESSIONREF_CATALOG_MACHINE; default: the host name
+    publish = ["store"]                # what `catalog publish` sends; default: nothing
+
     [references]
     maxReferences = 3
     candidateLimit = 50
@@ -56,6 +61,7 @@ from sessionref.contract.errors import CodedError, SessionReferenceError
 from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.contract.options import Placement
 from sessionref.host.bounded_toml import MAX_TOML_BYTES, TomlRejected, parse_bounded_toml
+from sessionref.host.catalog_settings import CatalogSettings, catalog_layer
 from sessionref.host.errors import HostCode
 from sessionref.host.setting_values import (
     SHOWN_PATH_CHARS,
@@ -120,6 +126,7 @@ class Settings(BaseModel):
     model: ModelSettings = ModelSettings()
     store: StoreSettings = StoreSettings()
     sources: SourcesSettings = SourcesSettings()
+    catalog: CatalogSettings = CatalogSettings()
     placement: Placement = "before"
     references: SessionReferenceConfig = SessionReferenceConfig()
 
@@ -150,7 +157,7 @@ _REFERENCE_KEYS: Final = {
 }
 _STORE_KEYS: Final[dict[str, Callable[[object], object]]] = {"write_foreign_sessions": parse_boolean}
 _STORE_ENV_KEYS: Final = {"SESSIONREF_WRITE_FOREIGN_SESSIONS": "write_foreign_sessions"}
-_SECTIONS: Final = ("model", "delivery", "references", "store", "sources")
+_SECTIONS: Final = ("model", "delivery", "references", "store", "sources", "catalog")
 
 
 def _parse(parser: Callable[[object], object], value: object, where: str) -> Any:
@@ -326,6 +333,12 @@ def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | Non
         env,
         lambda message: SettingsError(SETTINGS_INVALID, message),
     )
+    catalog = catalog_layer(
+        _section(table or {}, "catalog", config_path),
+        config_path,
+        env,
+        lambda message: SettingsError(SETTINGS_INVALID, message),
+    )
     placement: Placement = env_placement or file_placement or "before"
     try:
         model = ModelSettings(**{**file_model, **env_model})
@@ -335,6 +348,7 @@ def load_settings(env: Mapping[str, str] = os.environ, *, store_root: Path | Non
             model=model,
             store=store,
             sources=sources,
+            catalog=catalog,
             placement=placement,
             references=_reference_config(reference_values, found),
         )

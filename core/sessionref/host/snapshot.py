@@ -17,7 +17,7 @@ from sessionref.service.vantage import Vantage
 if TYPE_CHECKING:
     from sessionref.host.settings import Settings
     from sessionref.service.abort import AbortSignal
-    from sessionref.store import SessionStore
+    from sessionref.service.protocols import SessionQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ class Snapshot:
 
 
 async def prepare_snapshot(
-    store: SessionStore,
+    query: SessionQuery,
     settings: Settings,
     session_id: str,
     *,
@@ -40,7 +40,8 @@ async def prepare_snapshot(
     signal: AbortSignal | None = None,
 ) -> Snapshot:
     """The context message for `session_id` under `max_bytes` (default: the settings' budget, else
-    the configured model's automatic one). Raises the reference service's coded errors."""
+    the configured model's automatic one), read through `query` (the store, or the store and the
+    shared catalog). Raises the reference service's coded errors."""
     from sessionref.host.model_choice import build_model
     from sessionref.service.config import SessionReferenceConfig
     from sessionref.service.references import SessionReferences
@@ -49,8 +50,8 @@ async def prepare_snapshot(
     if max_bytes is not None:
         config = SessionReferenceConfig.from_value({**config.model_dump(), "max_reference_bytes": max_bytes})
     window = build_model(settings).context_window
-    label = store.title(session_id) or session_id
-    references = SessionReferences(store, config, spill_store=None, context_window=window)
+    label = (await query.read_titles([session_id])).get(session_id) or session_id
+    references = SessionReferences(query, config, spill_store=None, context_window=window)
     reference = {"sessionId": session_id, "label": label}
     prepared = await references.prepare(Vantage(id="", cwd=None), [], [reference], signal=signal)
     context = prepared.additional_context

@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionref.agent import Agent, AgentError, DeliveryTicket, deliver_with_references
 from sessionref.agent.errors import AGENT_EMPTY_MESSAGE
@@ -58,6 +58,9 @@ from sessionref.service.references import PreparedReferencedMessage, SessionRefe
 from sessionref.store.logfile import LogReport
 from sessionref.store.spill_files import DirectorySpillStore
 from sessionref.textsearch.store_index import StoreConversationIndex
+
+if TYPE_CHECKING:
+    from sessionref.host.catalog_link import CatalogLink
 
 __all__ = [
     "CandidateLimits",
@@ -104,9 +107,10 @@ class Workspace:
     ``settings`` supplies the snapshot placement and the reference configuration; without it
     the defaults apply (placement ``before``, automatic budget from the model's context window).
     ``error_log`` keeps the traceback of an unexpected error a UI shows (in the store); pass it to
-    ``describe_error``. ``conversations`` is the store's conversation index (what a
+    ``describe_error``. ``conversations`` is the store's conversation index (what
     `mention_source` searches); a UI calls `start_conversation_search` once its sessions are on
-    screen, and `close` closes it.
+    screen, and `close` closes it. ``catalog`` (`open_catalog_link`, None: no catalog) adds the
+    shared catalog's sessions to every list and search, within its keystroke deadline.
     """
 
     def __init__(
@@ -117,6 +121,7 @@ class Workspace:
         cwd: str | None,
         settings: Settings | None = None,
         conversations: StoreConversationIndex | None = None,
+        catalog: CatalogLink | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -125,12 +130,13 @@ class Workspace:
         self.placement: Placement = settings.placement if settings is not None else "before"
         self.limits = CandidateLimits()
         """How many sessions each list in the UIs shows (see `CandidateLimits`)."""
+        self.catalog = catalog
         self.references = SessionReferences(
-            store,
+            store if catalog is None else catalog.sessions(store),
             settings.references if settings is not None else None,
             spill_store=DirectorySpillStore(store.root),
             context_window=self._context_window,
-            conversations=conversations,
+            conversations=conversations if catalog is None else catalog.conversations(conversations),
         )
         self.conversations = conversations
         """The conversation index behind the conversation search (None: that search is `off`)."""
@@ -335,6 +341,8 @@ class Workspace:
         if self.conversations is not None:
             # Stops a running build at its next batch; off the loop, as it may wait for that batch.
             await asyncio.to_thread(self.conversations.close)
+        if self.catalog is not None:
+            self.catalog.close()
         if close_store:
             self.store.close()
 

@@ -56,6 +56,7 @@ def _route_diagnostics(root: Path) -> logging.Handler:
 
 def cmd_repl(args: argparse.Namespace) -> int:
     """`repl`: the line mode on the store (created first when missing), optionally continuing --session."""
+    from sessionref.host.catalog_settings import open_configured_catalog
     from sessionref.host.model_choice import build_model
     from sessionref.host.settings import load_settings
     from sessionref.host.workspace import Workspace
@@ -74,8 +75,14 @@ def cmd_repl(args: argparse.Namespace) -> int:
 
         async def run() -> int:
             conversations = StoreConversationIndex(store)
+            catalog = open_configured_catalog(settings.catalog)
             workspace = Workspace(
-                store, build_model(settings), cwd=cwd, settings=settings, conversations=conversations
+                store,
+                build_model(settings),
+                cwd=cwd,
+                settings=settings,
+                conversations=conversations,
+                catalog=catalog,
             )
             try:
                 return await LineMode(workspace, session_id=session_id).run()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -20,6 +20,7 @@ from rich.cells import cell_len
 from sessionref.service.session_ids import resolve_session_id
 from sessionref.service.vantage import Vantage
 
+from sessionref_tui.cli.catalog_command import cli_catalog_link
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
 from sessionref_tui.cli.store_access import (
     INDEX_MAX_AGE_SECONDS,
@@ -33,7 +34,7 @@ from sessionref_tui.source_marks import MARK_CELLS, source_mark, source_of
 
 if TYPE_CHECKING:
     from sessionref.service.candidates import Candidate
-    from sessionref.store import SessionStore
+    from sessionref.service.protocols import SessionQuery
     from sessionref.store.foreign_state import ForeignRoot
 
 TITLE_CELLS: Final = 36
@@ -62,7 +63,7 @@ def _pad(text: str, cells: int) -> str:
     return text + " " * max(0, cells - cell_len(text))
 
 
-async def _listing(store: SessionStore, query: str, limit: int, cwd: str | None) -> tuple[list[Any], bool]:
+async def _listing(store: SessionQuery, query: str, limit: int, cwd: str | None) -> tuple[list[Any], bool]:
     """(the candidates `@` completion would offer, whether the store has any session at all)."""
     from sessionref.service.references import SessionReferences
 
@@ -71,10 +72,13 @@ async def _listing(store: SessionStore, query: str, limit: int, cwd: str | None)
     return list(found), bool(found) or bool(await store.list_sessions())
 
 
-def format_session_rows(found: Sequence[Candidate], cwd: str, now_ms: float) -> list[str]:
+def format_session_rows(
+    found: Sequence[Candidate], cwd: str, now_ms: float, machines: Mapping[str, str] | None = None
+) -> list[str]:
     """The `sessions` table: a header, then one row per candidate, each id whole at the row's start.
 
-    When other agents' sessions are listed, a `SRC` column marks them (`CC`, `CX`, `GM`).
+    When other agents' sessions are listed, a `SRC` column marks them (`CC`, `CX`, `GM`). A session
+    from the catalog (`machines`: its machine by id) shows `machine:` before its cwd.
     """
     ids = [inert(candidate.session_id) for candidate in found]
     marks = [source_mark(candidate.session_id) for candidate in found]
@@ -93,6 +97,9 @@ def format_session_rows(found: Sequence[Candidate], cwd: str, now_ms: float) -> 
     for session_id, mark, candidate in zip(ids, marks, found, strict=True):
         here = "●" if candidate.same_workspace else " "
         place = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), CWD_CELLS)
+        machine = (machines or {}).get(candidate.session_id)
+        if machine is not None:
+            place = f"{inert(machine)}:{place}"
         rows.append(
             COLUMN_GAP.join(
                 [
@@ -165,26 +172,48 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     root = existing_store_root(args)
     settings = command_settings(root)
     sources = command_roots(args, settings)
-    answer = None if args.fresh else _from_index(root, args.query, args.limit, cwd, sources)
+    link = cli_catalog_link(settings)  # a catalog: its sessions too, so never the index alone
+    answer = (
+        None if args.fresh or link is not None else _from_index(root, args.query, args.limit, cwd, sources)
+    )
+    machines: dict[str, str] = {}
     if answer is not None:
         found, any_sessions = answer
     else:
         store = open_cli_store(args, settings=settings)
         try:
-            found, any_sessions = asyncio.run(_listing(store, args.query, args.limit, cwd))
+            query = store if link is None else link.sessions(store)
+            found, any_sessions = asyncio.run(_listing(query, args.query, args.limit, cwd))
             root = store.root
         finally:
             store.close()
+            if link is not None:
+                machines = {
+                    item.session_id: link.machines[item.session_id]
+                    for item in found
+                    if item.session_id in link.machines
+                }
+                if link.note is not None:
+                    note(link.note)
+                link.close()
     if args.json:
-        print(safe_json([candidate_json(candidate) for candidate in found]))
+        print(
+            safe_json([{**candidate_json(candidate), **_machine(candidate, machines)} for candidate in found])
+        )
         return EXIT_OK
     if not any_sessions:
         note(EMPTY_STORE_HINT.format(root=root))
     elif not found:
         note("no matching sessions")
     else:
-        print("\n".join(format_session_rows(found, cwd, _now_ms())))
+        print("\n".join(format_session_rows(found, cwd, _now_ms(), machines)))
     return EXIT_OK
+
+
+def _machine(candidate: Candidate, machines: dict[str, str]) -> dict[str, Any]:
+    """`{"machine": name}` for a session listed from the catalog (published on another machine)."""
+    machine = machines.get(candidate.session_id)
+    return {} if machine is None else {"machine": machine}
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from typing import Final
 from sessionref.contract.errors import describe_error
 
 from sessionref_tui.cli.app_commands import cmd_chat, cmd_demo, cmd_repl
+from sessionref_tui.cli.catalog_command import cmd_catalog
 from sessionref_tui.cli.data_commands import cmd_mention, cmd_sessions, cmd_show
 from sessionref_tui.cli.mcp_command import cmd_mcp
 from sessionref_tui.cli.output import EXIT_USAGE, finish_output, quiet_after_closed_pipe, report_error
@@ -33,6 +34,7 @@ HANDLERS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
     "sources": cmd_sources,
     "search": cmd_search,
     "mcp": cmd_mcp,
+    "catalog": cmd_catalog,
 }
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from sessionref.contract.excerpts import bounded_excerpt
 
+from sessionref_tui.cli.catalog_command import add_catalog_parser
 from sessionref_tui.cli.output import EXIT_USAGE
 from sessionref_tui.display import inert
 
@@ -58,6 +59,7 @@ Mention one AI chat session inside another.
   sessionref snapshot ID          the bounded context message for one session, to hand to any agent
   sessionref sources              the Claude Code, Codex CLI and Gemini CLI histories found
   sessionref mcp                  serve every session to other agents over MCP (stdio)
+  sessionref catalog ACTION       the shared catalog on PostgreSQL: init, status, publish, share
 
 ID may be a unique start of a session id (as `sessions` prints them). Sessions from Claude Code,
 Codex CLI and Gemini CLI are listed too, read-only: claude-code:<uuid>, codex:<uuid>, gemini:<id>.
@@ -410,4 +412,5 @@ def build_parser() -> argparse.ArgumentParser:
         description=SOURCES_DESCRIPTION,
     )
     listing.set_defaults(command="sources")
+    add_catalog_parser(commands, read_store)
     return parser

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Final
 from rich.cells import cell_len
 from sessionref.service.vantage import Vantage
 
+from sessionref_tui.cli.catalog_command import cli_catalog_link
 from sessionref_tui.cli.data_commands import COLUMN_GAP, TITLE_CELLS
 from sessionref_tui.cli.output import EXIT_OK, note, safe_json
-from sessionref_tui.cli.store_access import open_cli_store, progress_printer
+from sessionref_tui.cli.store_access import command_settings, open_cli_store, progress_printer
 from sessionref_tui.display import inert, relative_age, truncate_end
 from sessionref_tui.snippets import marked_snippet, role_label
 
@@ -80,19 +81,29 @@ def _search(args: argparse.Namespace, cwd: str) -> ConversationSearchResult:
     from sessionref.textsearch.store_index import StoreConversationIndex
 
     store = open_cli_store(args)
+    link = cli_catalog_link(command_settings(store.root))
     try:
         # Not checked with quick_check on every call (seconds on a large index): a damaged file is
         # found by the first statement that fails, and rebuilt from the logs.
         conversations = StoreConversationIndex(store, verify=False)
         try:
             conversations.catch_up_now(progress=progress_printer(what="indexing what was said"))
-            references = SessionReferences(store, conversations=conversations)
+            if link is None:
+                references = SessionReferences(store, conversations=conversations)
+            else:
+                references = SessionReferences(
+                    link.sessions(store), conversations=link.conversations(conversations)
+                )
             vantage = Vantage(id="", cwd=cwd)
             return asyncio.run(references.search_conversations(vantage, args.text, args.limit))
         finally:
             conversations.close()
     finally:
         store.close()
+        if link is not None:
+            if link.note is not None:
+                note(link.note)
+            link.close()
 
 
 def cmd_search(args: argparse.Namespace) -> int:

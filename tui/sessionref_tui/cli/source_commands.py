@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from rich.cells import cell_len
 from sessionref.service.session_ids import resolve_session_id
 
+from sessionref_tui.cli.catalog_command import cli_catalog_link
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
 from sessionref_tui.cli.store_access import command_settings, command_sources, open_cli_store, store_root
 from sessionref_tui.display import inert, relative_age
@@ -115,11 +116,15 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
     settings = command_settings(store_root(args))
     store = open_cli_store(args, settings=settings)
+    link = cli_catalog_link(settings)  # a session only the catalog has is captured from its copy
     try:
-        session_id = asyncio.run(resolve_session_id(store, args.session_id))
-        snapshot = asyncio.run(prepare_snapshot(store, settings, session_id, max_bytes=args.max_bytes))
+        query = store if link is None else link.sessions(store)
+        session_id = asyncio.run(resolve_session_id(query, args.session_id))
+        snapshot = asyncio.run(prepare_snapshot(query, settings, session_id, max_bytes=args.max_bytes))
     finally:
         store.close()
+        if link is not None:
+            link.close()
     text = snapshot.text
     if args.json:
         print(

@@ -1,0 +1,330 @@
+"""The catalog's tables, indexes and row-level security, created and upgraded by versioned migrations.
+
+Everything lives in the PostgreSQL schema `sessionref`. `sessionref.schema_version` records each
+migration applied; `migrate` (what `sessionref catalog init` runs, as the database's owner)
+applies the missing ones in one transaction under an advisory lock, and refuses a catalog whose
+version is newer than this code knows (`CATALOG_SCHEMA_NEWER`). `check_schema` is what every
+other command runs first.
+
+Access (docs/catalog.md, "Who sees what"): row-level security is enabled on every table. A row's
+`owner` is `current_user` by default and every insert or update must keep it so; only the owner
+may update or delete a row; a session and its messages are visible to its owner and to every role
+that is a member of a role it is shared with (`pg_has_role(current_user, shared_with, 'MEMBER')`).
+The database's owner (who ran `init`) owns the tables and administers the catalog: like any table
+owner it is not held to the policies, so people publish as roles of their own. The two searches
+are functions of the owner that apply the same rule for the caller (see `_SEARCH_FUNCTIONS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sessionref.catalog.errors import (
+    CATALOG_SCHEMA_MISSING,
+    CATALOG_SCHEMA_NEWER,
+    CatalogError,
+)
+
+SCHEMA: Final = "sessionref"
+INDEXED_TEXT_CHARS: Final = 100_000
+"""Characters of a message the full-text index reads (from its start): a tsvector holds at most
+1 MB, and a first screen of hits never needs more of one message."""
+
+_LOCK_KEY: Final = 0x5E55_10F5
+"""The advisory lock `migrate` holds, so two owners running `init` at once apply each step once."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One step of the schema: its version (1, 2, …), what it does, and its SQL."""
+
+    version: int
+    summary: str
+    sql: str
+
+
+_VISIBLE_KEYS: Final = (
+    "SELECT session_key FROM sessionref.shares WHERE pg_has_role(current_user, shared_with, 'MEMBER')"
+)
+_OWNS_SESSION: Final = (
+    "EXISTS (SELECT 1 FROM sessionref.sessions s WHERE s.key = session_key AND s.owner = current_user)"
+)
+
+_SHARED_WITH_CALLER: Final = "sessionref.shared_with_caller()"
+_VISIBLE_TO_CALLER: Final = "(owner = session_user OR key = ANY($7))"
+"""Inside the search functions: $7 is `shared_with_caller()`, computed once per call."""
+# The two searches run as SECURITY DEFINER functions of the catalog's owner, with the visibility rule
+# written out for the login role (`session_user`: inside the function `current_user` is the owner).
+# Why: under row-level security PostgreSQL never lets a non-leakproof operator (LIKE, @@) use an index
+# below the policies, so a trigram or full-text index would never be used by a search run under them
+# (docs/catalog.md, "Why the searches are functions"). Each function runs only fixed SQL; the caller
+# supplies values, never SQL.
+_MESSAGE_VISIBLE_TO_CALLER: Final = (
+    f"(m.owner = session_user OR m.session_key = ANY((SELECT {_SHARED_WITH_CALLER})::bigint[]))"
+)
+_SEARCH_FUNCTIONS: Final = f"""
+CREATE INDEX shares_with ON sessionref.shares (shared_with);
+
+-- The sessions shared with the login role or a role it is a member of (what it may read besides its own).
+CREATE FUNCTION sessionref.shared_with_caller() RETURNS bigint[]
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+    SELECT coalesce(array_agg(session_key), '{{}}') FROM sessionref.shares
+    WHERE shared_with = ANY (ARRAY(SELECT oid FROM pg_roles WHERE pg_has_role(session_user, oid, 'MEMBER')))
+$function$;
+
+CREATE FUNCTION sessionref.rank_filter(p_rank integer) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $function$
+    SELECT CASE p_rank
+        WHEN 0 THEN 'folder = $2'
+        WHEN 1 THEN 'cwd IS NULL'
+        ELSE 'cwd IS NOT NULL AND ($2::text IS NULL OR folder IS DISTINCT FROM $2)' END
+$function$;
+
+-- Newest first, with early exit: for each rank, the matches among its p_newest most recent visible
+-- sessions (for the last rank the scan stops at p_limit matches). For ranks 0 and 1 (small: sessions
+-- of this folder's name, sessions without a cwd) a status row (id NULL) follows whose machine is
+-- 'all' when the rank has no more sessions than were read, else 'more'.
+CREATE FUNCTION sessionref.find_newest(
+    p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text, p_limit integer,
+    p_newest integer
+) RETURNS TABLE (
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+DECLARE
+    visible text := '{_VISIBLE_TO_CALLER}';
+    shared bigint[] := {_SHARED_WITH_CALLER};
+    matching text := CASE WHEN p_pattern IS NULL THEN 'true' ELSE 'search LIKE $1' END;
+    listed text := 'id, machine, owner, title, cwd, created_at, updated_at';
+BEGIN
+    FOR r IN 0..1 LOOP
+        CONTINUE WHEN r = 0 AND p_folder IS NULL;
+        RETURN QUERY EXECUTE format(
+            'WITH recent AS MATERIALIZED (SELECT * FROM sessionref.sessions WHERE %s AND %s'
+            '  ORDER BY updated_at DESC, key LIMIT $6)'
+            ' (SELECT %s, %s FROM recent WHERE %s AND id <> $3 AND machine <> $4'
+            '  ORDER BY updated_at DESC, key LIMIT $5)'
+            ' UNION ALL SELECT %s, NULL, CASE WHEN count(*) < $6 THEN ''all'' ELSE ''more'' END,'
+            '  NULL, NULL, NULL, NULL, NULL FROM recent',
+            sessionref.rank_filter(r), visible, r, listed, matching, r)
+        USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest, shared;
+    END LOOP;
+    RETURN QUERY EXECUTE format(
+        'SELECT 2, %s FROM (SELECT * FROM sessionref.sessions WHERE %s AND %s'
+        '  ORDER BY updated_at DESC, key LIMIT $6) recent'
+        ' WHERE %s AND id <> $3 AND machine <> $4 ORDER BY updated_at DESC, key LIMIT $5',
+        listed, sessionref.rank_filter(2), visible, matching)
+    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest, shared;
+END
+$function$;
+
+-- The trigram index for one rank: every match (since p_since, when given), then the newest; the
+-- date-ordered index scan is switched off, so it can never become a walk of the whole table.
+CREATE FUNCTION sessionref.find_indexed(
+    p_rank integer, p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text,
+    p_limit integer, p_since bigint
+) RETURNS TABLE (
+    id text, machine text, owner name, title text, cwd text, created_at bigint, updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_indexscan = off AS $function$
+DECLARE
+    visible text := '{_VISIBLE_TO_CALLER}';
+    shared bigint[] := {_SHARED_WITH_CALLER};
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT id, machine, owner, title, cwd, created_at, updated_at FROM sessionref.sessions'
+        ' WHERE %s AND %s AND search LIKE $1 AND ($6::bigint IS NULL OR updated_at >= $6)'
+        ' AND id <> $3 AND machine <> $4 ORDER BY updated_at DESC, key LIMIT $5',
+        sessionref.rank_filter(p_rank), visible)
+    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_since, shared;
+END
+$function$;
+
+CREATE FUNCTION sessionref.search_messages(
+    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
+    p_text_chars integer
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, examined bigint
+)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+    WITH matched AS MATERIALIZED (
+        SELECT m.session_key, m.seq, m.role, m.kind, m.time, left(m.text, p_text_chars) AS text,
+               ts_rank(m.words, p_query) AS relevance
+        FROM sessionref.messages m
+        WHERE m.words @@ p_query AND {_MESSAGE_VISIBLE_TO_CALLER}
+        LIMIT p_examined)
+    SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, matched.text, matched.relevance,
+           p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder, s.updated_at,
+           (SELECT count(*) FROM matched)
+    FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key
+    WHERE s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
+$function$;
+"""
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
+        "sessions, messages and shares with trigram, full-text indexes and row-level security",
+        f"""
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+CREATE TABLE sessionref.sessions (
+    key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text NOT NULL CHECK (length(id) BETWEEN 1 AND 400),
+    owner name NOT NULL DEFAULT current_user,
+    machine text NOT NULL CHECK (length(machine) BETWEEN 1 AND 200),
+    source text NOT NULL,
+    title text,
+    cwd text,
+    folder text GENERATED ALWAYS AS (substring(cwd FROM '([^/\\\\]+)[/\\\\]*$')) STORED,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    through_seq bigint,
+    format_version integer NOT NULL DEFAULT 0,
+    messages integer NOT NULL DEFAULT 0,
+    published_at timestamptz NOT NULL DEFAULT now(),
+    search text GENERATED ALWAYS AS
+        (lower(id || E'\\x1f' || coalesce(title, '') || E'\\x1f' || coalesce(cwd, ''))) STORED,
+    UNIQUE (owner, machine, id)
+);
+CREATE INDEX sessions_recent ON sessionref.sessions (updated_at DESC, key);
+CREATE INDEX sessions_folder_recent ON sessionref.sessions (folder, updated_at DESC, key);
+CREATE INDEX sessions_without_cwd ON sessionref.sessions (updated_at DESC, key) WHERE cwd IS NULL;
+CREATE INDEX sessions_by_id ON sessionref.sessions (id text_pattern_ops);
+CREATE INDEX sessions_search ON sessionref.sessions USING gin (search gin_trgm_ops);
+
+CREATE TABLE sessionref.messages (
+    session_key bigint NOT NULL REFERENCES sessionref.sessions (key) ON DELETE CASCADE,
+    seq bigint NOT NULL,
+    owner name NOT NULL DEFAULT current_user,
+    role text NOT NULL CHECK (role IN ('user', 'assistant')),
+    kind text NOT NULL CHECK (kind IN ('message', 'checkpoint')),
+    time bigint NOT NULL,
+    text text NOT NULL,
+    words tsvector GENERATED ALWAYS AS
+        (to_tsvector('simple'::regconfig, left(text, {INDEXED_TEXT_CHARS}))) STORED,
+    PRIMARY KEY (session_key, seq)
+);
+CREATE INDEX messages_words ON sessionref.messages USING gin (words);
+
+CREATE TABLE sessionref.shares (
+    session_key bigint NOT NULL REFERENCES sessionref.sessions (key) ON DELETE CASCADE,
+    shared_with oid NOT NULL,
+    owner name NOT NULL DEFAULT current_user,
+    shared_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_key, shared_with)
+);
+
+ALTER TABLE sessionref.sessions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sessions_read ON sessionref.sessions FOR SELECT
+    USING (owner = current_user OR key IN ({_VISIBLE_KEYS}));
+CREATE POLICY sessions_insert ON sessionref.sessions FOR INSERT WITH CHECK (owner = current_user);
+CREATE POLICY sessions_update ON sessionref.sessions FOR UPDATE
+    USING (owner = current_user) WITH CHECK (owner = current_user);
+CREATE POLICY sessions_delete ON sessionref.sessions FOR DELETE USING (owner = current_user);
+
+ALTER TABLE sessionref.messages ENABLE ROW LEVEL SECURITY;
+CREATE POLICY messages_read ON sessionref.messages FOR SELECT
+    USING (owner = current_user OR session_key IN ({_VISIBLE_KEYS}));
+CREATE POLICY messages_insert ON sessionref.messages FOR INSERT
+    WITH CHECK (owner = current_user AND {_OWNS_SESSION});
+CREATE POLICY messages_update ON sessionref.messages FOR UPDATE
+    USING (owner = current_user) WITH CHECK (owner = current_user AND {_OWNS_SESSION});
+CREATE POLICY messages_delete ON sessionref.messages FOR DELETE USING (owner = current_user);
+
+ALTER TABLE sessionref.shares ENABLE ROW LEVEL SECURITY;
+CREATE POLICY shares_read ON sessionref.shares FOR SELECT
+    USING (owner = current_user OR pg_has_role(current_user, shared_with, 'MEMBER'));
+CREATE POLICY shares_insert ON sessionref.shares FOR INSERT
+    WITH CHECK (owner = current_user AND {_OWNS_SESSION});
+CREATE POLICY shares_delete ON sessionref.shares FOR DELETE USING (owner = current_user);
+
+{_SEARCH_FUNCTIONS}
+GRANT USAGE ON SCHEMA sessionref TO PUBLIC;
+GRANT SELECT ON sessionref.schema_version TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON sessionref.sessions, sessionref.messages TO PUBLIC;
+GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
+""",
+    ),
+)
+"""Every schema step, oldest first; a new step is appended, never edited once released."""
+
+LATEST_VERSION: Final = MIGRATIONS[-1].version
+
+
+def _applied_version(cursor: Any) -> int | None:
+    """The newest version recorded in the catalog, or None when it has no `schema_version` table."""
+    cursor.execute("SELECT to_regclass('sessionref.schema_version') IS NOT NULL")
+    if not cursor.fetchone()[0]:
+        return None
+    cursor.execute("SELECT coalesce(max(version), 0) FROM sessionref.schema_version")
+    version: int = cursor.fetchone()[0]
+    return version
+
+
+def _refuse_newer(version: int) -> None:
+    if version > LATEST_VERSION:
+        raise CatalogError(
+            CATALOG_SCHEMA_NEWER,
+            f"the catalog's schema is version {version}, newer than this sessionref knows "
+            f"(up to {LATEST_VERSION}): upgrade sessionref on this machine",
+        )
+
+
+def migrate(connection: Any) -> list[Migration]:
+    """Create or upgrade the catalog's schema in one transaction; the steps applied (none: current).
+
+    `CATALOG_SCHEMA_NEWER` when the catalog is newer than `LATEST_VERSION` (nothing is changed).
+    """
+    with connection.transaction(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        cursor.execute("CREATE SCHEMA IF NOT EXISTS sessionref")
+        cursor.execute(
+            "CREATE TABLE IF NOT EXISTS sessionref.schema_version ("
+            " version integer PRIMARY KEY,"
+            " summary text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now(),"
+            " applied_by name NOT NULL DEFAULT current_user)"
+        )
+        current = _applied_version(cursor) or 0
+        _refuse_newer(current)
+        applied: list[Migration] = []
+        for step in MIGRATIONS:
+            if step.version <= current:
+                continue
+            cursor.execute(step.sql)
+            cursor.execute(
+                "INSERT INTO sessionref.schema_version (version, summary) VALUES (%s, %s)",
+                (step.version, step.summary),
+            )
+            applied.append(step)
+    return applied
+
+
+def check_schema(connection: Any) -> int:
+    """The catalog's schema version, when this code can use it; else a coded error saying who acts.
+
+    `CATALOG_SCHEMA_MISSING` when there is no catalog (or an older one): the database's owner runs
+    `sessionref catalog init`. `CATALOG_SCHEMA_NEWER` when it is newer than this code.
+    """
+    with connection.cursor() as cursor:
+        version = _applied_version(cursor)
+    if not connection.autocommit:
+        connection.rollback()
+    if version is None or version == 0:
+        raise CatalogError(
+            CATALOG_SCHEMA_MISSING,
+            "this database has no sessionref catalog yet: its owner runs `sessionref catalog init`",
+        )
+    _refuse_newer(version)
+    if version < LATEST_VERSION:
+        raise CatalogError(
+            CATALOG_SCHEMA_MISSING,
+            f"the catalog's schema is version {version}, older than this sessionref needs "
+            f"({LATEST_VERSION}): the database's owner runs `sessionref catalog init` to upgrade it",
+        )
+    return version

@@ -1,0 +1,51 @@
+"""`catalog init` creates the schema once, upgrades nothing twice, and refuses a newer catalog."""
+
+from __future__ import annotations
+
+import pytest
+from pg_server import Catalog
+from sessionref.catalog.connection import connect
+from sessionref.catalog.errors import CATALOG_SCHEMA_MISSING, CATALOG_SCHEMA_NEWER, CatalogError
+from sessionref.catalog.schema import LATEST_VERSION, check_schema, migrate
+
+
+def test_a_database_without_a_catalog_says_its_owner_runs_init(blank_database: Catalog) -> None:
+    connection = connect(blank_database.url("alice"))
+    try:
+        with pytest.raises(CatalogError) as raised:
+            check_schema(connection)
+    finally:
+        connection.close()
+    assert raised.value.code == CATALOG_SCHEMA_MISSING
+    assert "catalog init" in raised.value.message
+
+
+def test_init_applies_every_step_once(blank_database: Catalog) -> None:
+    connection = connect(blank_database.url(blank_database.owner))
+    try:
+        first = migrate(connection)
+        again = migrate(connection)
+        assert [step.version for step in first] == list(range(1, LATEST_VERSION + 1))
+        assert again == []
+        assert check_schema(connection) == LATEST_VERSION
+    finally:
+        connection.close()
+
+
+def test_a_newer_catalog_is_refused_by_init_and_by_readers(blank_database: Catalog) -> None:
+    connection = connect(blank_database.url(blank_database.owner))
+    try:
+        migrate(connection)
+        blank_database.admin(
+            "INSERT INTO sessionref.schema_version (version, summary) VALUES (%s, 'from the future')",
+            LATEST_VERSION + 1,
+        )
+        with pytest.raises(CatalogError) as by_init:
+            migrate(connection)
+        with pytest.raises(CatalogError) as by_reader:
+            check_schema(connection)
+    finally:
+        blank_database.admin("DELETE FROM sessionref.schema_version WHERE version > %s", LATEST_VERSION)
+        connection.close()
+    assert by_init.value.code == CATALOG_SCHEMA_NEWER
+    assert by_reader.value.code == CATALOG_SCHEMA_NEWER
