@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from sessionref.service.protocols import ConversationRequest
 from sessionref.store import SessionStore, open_store
-from sessionref.textsearch.question import content_terms, question_plans
+from sessionref.textsearch.question import content_terms, question_plans, stem
 from sessionref.textsearch.store_index import StoreConversationIndex
 from store_sessions import answered, said
 
@@ -112,14 +112,48 @@ def test_stop_and_question_words_are_dropped_and_quoted_parts_kept() -> None:
     assert question_plans("what did we do?").strict is None
 
 
-def test_the_loose_plan_matches_any_word_and_boosts_adjacent_pairs() -> None:
-    plans = question_plans("pricing services ttl")
+def test_the_loose_plan_matches_any_form_of_any_word_and_boosts_adjacent_and_joined_pairs() -> None:
+    plans = question_plans("pricing services ttl ")
     assert plans.strict is not None and plans.loose is not None
     assert plans.strict.expression() == '"pricing" AND "services" AND "ttl"'
-    assert (
-        plans.loose.expression()
-        == '"pricing"* OR "service"* OR "ttl" OR "pricing services" OR "services ttl"'
+    assert plans.loose.expression() == (
+        '"pric"* OR "servic"* OR "ttl" OR "pricing services" OR "pricingservices" '
+        'OR "services ttl" OR "servicesttl"'
     )
+    assert plans.loose.loose_words == ("pricing", "services", "ttl")
+
+
+def test_a_word_still_being_typed_stays_a_prefix_and_is_never_corrected() -> None:
+    plans = question_plans("flaky timeout soc")
+    assert plans.strict is not None and plans.loose is not None
+    assert plans.strict.expression() == '"flaky" AND "timeout" AND "soc"*'
+    assert '"timeout soc"*' in plans.loose.expression()
+    assert plans.loose.loose_words == ("flaky", "timeout")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("crashes", "crash"),
+        ("crashed", "crash"),
+        ("deployed", "deploy"),
+        ("deploys", "deploy"),
+        ("indexes", "index"),
+        ("caching", "cach"),
+        ("cache", "cach"),
+        ("memory", "memor"),
+        ("memories", "memor"),
+        ("stopped", "stop"),
+        ("running", "run"),
+        ("migration", "migrat"),
+        ("migrate", "migrat"),
+        ("fixes", "fix"),
+        ("job", "job"),
+        ("数据库", "数据库"),
+    ],
+)
+def test_a_word_and_its_other_forms_share_one_stem(word: str, expected: str) -> None:
+    assert stem(word) == expected
 
 
 @pytest.mark.parametrize(("question", "expected"), QUESTIONS)
