@@ -57,6 +57,30 @@ STOP_WORDS: Final = frozenset(_STOP_WORD_TEXT.split())
 """Words dropped from a question: English function words and the verbs of asking about the past
 ("what did we decide about…"). They carry no topic, and a question is mostly made of them."""
 
+_SAME_MEANING: Final = (
+    ("oom", "out of memory"),
+    ("db", "database"),
+    ("pg", "postgres"),
+    ("k8s", "kubernetes"),
+    ("auth", "authentication"),
+    ("config", "configuration"),
+    ("repo", "repository"),
+    ("env", "environment"),
+    ("prod", "production"),
+    ("deps", "dependencies"),
+    ("perf", "performance"),
+    ("tz", "timezone"),
+    ("js", "javascript"),
+    ("ts", "typescript"),
+)
+ALTERNATIVES: Final = {
+    tuple(first.split()): tuple(second.split())
+    for pair in _SAME_MEANING
+    for first, second in (pair, pair[::-1])
+}
+"""Words developers write for one another (`oom` and `out of memory`): the loose plan searches
+each one's other form too. Kept short on purpose: a wrong synonym costs more than a missed one."""
+
 _QUOTED = re.compile(r'"([^"]*)"?|(\S+)')
 
 
@@ -98,7 +122,8 @@ _SUFFIXES: Final = (
     "s",
 )
 _ES_AFTER: Final = ("s", "x", "z", "ch", "sh")
-_VOWELS: Final = frozenset("aeiou")
+_VERB_SUFFIXES: Final = frozenset({"ings", "ing", "ed"})
+_VOWELS: Final = frozenset("aeiouy")
 _ASCII_WORD = re.compile(r"[a-z]+")
 
 
@@ -106,7 +131,8 @@ def stem(word: str) -> str:
     """The prefix that `word`'s other English forms share (`crashes` → `crash`, `deployed` →
     `deploy`, `caching` → `cach`, `memory` → `memor`); never shorter than `STEM_CHARS`.
 
-    A light stemmer: one suffix taken off (`es` only after s, x, z, ch, sh), then a final `e`,
+    A light stemmer: one suffix taken off (`es` only after s, x, z, ch, sh; `ing` and `ed` only
+    after a vowel and not after `e`: `bring`, `speed`), then a final `e`,
     a final `y` after a consonant and a doubled last consonant (`stopped` → `stop`). Words that
     are not plain ASCII letters, and words it would cut too short, are returned as they are.
     """
@@ -114,7 +140,10 @@ def stem(word: str) -> str:
         return word
     base = word
     for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= STEM_CHARS:
+        rest = word[: -len(suffix)]
+        if suffix in _VERB_SUFFIXES and (not _VOWELS & set(rest) or rest.endswith("e")):
+            continue  # `bring`, `speed`, `need`: no suffix there
+        if word.endswith(suffix) and len(rest) >= STEM_CHARS:
             base = word[: -len(suffix)]
             if (
                 suffix == "s"
@@ -159,6 +188,7 @@ def question_plans(text: str) -> QuestionPlans:
         for phrase in (pair, joined) if len(first.tokens) == len(second.tokens) == 1 else (pair,):
             if phrase not in extra and phrase not in singles:
                 extra.append(phrase)
+    extra += _alternatives(text)
     loose_phrases: list[Phrase] = []
     for phrase in [_widened(phrase) for phrase in singles] + extra:
         if phrase not in loose_phrases:
@@ -170,6 +200,25 @@ def question_plans(text: str) -> QuestionPlans:
     )
     loose = replace(strict, phrases=tuple(loose_phrases), any_word=True, loose_words=words)
     return QuestionPlans(strict, loose)
+
+
+def _alternatives(text: str) -> list[Phrase]:
+    """The other forms (`ALTERNATIVES`) of the words and word runs of `text`, stop words included
+    (`out of memory`), outside quotes, each a phrase (its last word a prefix from 3 letters)."""
+    runs: list[list[str]] = [[]]
+    for match in _QUOTED.finditer(text):
+        if match.group(2) is None:
+            runs.append([])  # a quoted part: no run crosses it
+        else:
+            runs[-1].extend(TOKEN.findall(fold(match.group(2))))
+    found: list[Phrase] = []
+    for words in runs:
+        for start in range(len(words)):
+            for source, other in ALTERNATIVES.items():
+                phrase = Phrase(other, len(other[-1]) >= STEM_CHARS, False, other)  # `oom` finds "OOMs"
+                if tuple(words[start : start + len(source)]) == source and phrase not in found:
+                    found.append(phrase)
+    return found
 
 
 def _widened(phrase: Phrase) -> Phrase:

@@ -43,7 +43,7 @@ from sessionref.service.protocols import (
 from sessionref.textsearch.protocol import FactsProvider, SearchCancellation, SessionFacts
 from sessionref.textsearch.query import Phrase, QueryPlan, plan_narrows
 from sessionref.textsearch.question import stem
-from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_sessions
+from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_sessions, summed_per_session
 from sessionref.textsearch.schema import (
     KIND_ASSISTANT,
     KIND_CHECKPOINT,
@@ -298,7 +298,7 @@ class Searcher:
     ) -> ConversationSearchResult:
         """Each candidate session's best message, the sessions ranked, the first `limit` as matches."""
         limit, cwd = request.limit, request.cwd
-        best = best_per_session(candidates)
+        best = summed_per_session(candidates) if plan.any_word else best_per_session(candidates)
         ids = self._ids(best)
         known = facts([ids[key] for key in best if key in ids])
         order = rank_sessions(

@@ -182,3 +182,19 @@ def test_the_question_search_leaves_out_the_excluded_session(
     request = ConversationRequest(QUESTIONS[0][0], limit=5, exclude_session_id="pricing-ttl", question=True)
     found = index.search_conversations(request, cancel=threading.Event())
     assert "pricing-ttl" not in [match.session_id for match in found.matches]
+
+
+def test_words_developers_abbreviate_are_searched_in_their_other_form_too() -> None:
+    loose = question_plans("why did the export run out of memory? ").loose
+    assert loose is not None and '"oom"*' in loose.expression()
+    loose = question_plans('the pg "out of memory" error ').loose
+    assert loose is not None
+    assert '"postgres"*' in loose.expression() and '"oom"' not in loose.expression()  # not inside quotes
+
+
+def test_a_session_holding_the_words_over_two_messages_outranks_one_message_holding_one() -> None:
+    from sessionref.textsearch.ranking import summed_per_session
+
+    summed = summed_per_session([(1, 10, 4.0), (2, 10, 3.0), (3, 20, 5.0)])
+    assert summed[10] == (1, 5.5)  # its best message, and relevance 4 + 0.5 * 3
+    assert summed[20] == (3, 5.0)
