@@ -122,7 +122,7 @@ def build_store(root: Path, background: int, seed: int = 19) -> None:
             for turn in range(rng.randrange(2, 5)):
                 events.append(_event(background_text(), turn, assistant=turn % 2 == 1))
             store.append(session_id, events, time_ms=time_ms + number)
-            if number < len(BACKGROUND_TITLES) * 3:
+            if number < len(BACKGROUND_TITLES):
                 store.rename(session_id, BACKGROUND_TITLES[number % len(BACKGROUND_TITLES)])
         for offset, case in enumerate(ANSWERS):
             store.create_session(
@@ -173,7 +173,9 @@ def measure(root: Path, background: int) -> QualityReport:
         }
         references = SessionReferences(store)
         for title_case in TITLES:
-            rows = asyncio.run(references.list_candidates(Vantage("", "/elsewhere"), title_case.query, 3))
+            rows = asyncio.run(
+                references.list_candidates(Vantage("", "/elsewhere"), title_case.query, 3, fuzzy=True)
+            )
             ids = [row.session_id for row in rows]
             target = titled[title_case.title]
             report.title_ranks[f"{title_case.query} → {title_case.title}"] = (

@@ -181,9 +181,12 @@ class Workspace:
         The reference service's discovery (``list_candidates``: ``target``'s folder first, then the
         most recently active, answered from the index), at most ``limit`` of them (a field of
         `limits`; None: the configured ``candidateLimit``). ``target`` itself is never listed; None
-        sees from this workspace's cwd and leaves nothing out.
+        sees from this workspace's cwd and leaves nothing out. Close title matches
+        (``service.fuzzy_titles``) follow the exact ones when those do not fill the list.
         """
-        return await self.references.list_candidates(self.vantage(target), query, limit, signal=signal)
+        return await self.references.list_candidates(
+            self.vantage(target), query, limit, signal=signal, fuzzy=True
+        )
 
     def vantage(self, target: Agent | DraftSession | None) -> Agent | DraftSession | Vantage:
         """Where a lookup is seen from: ``target``, else this workspace's cwd leaving nothing out."""

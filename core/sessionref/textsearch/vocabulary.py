@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
+from sessionref.service.fuzzy_titles import one_edit_apart
 from sessionref.textsearch.schema import shard_table
 
 TYPO_MIN_CHARS: Final = 5
@@ -33,28 +34,6 @@ NEAR_WORDS: Final = 4
 
 VOCABULARY_SHARDS: Final = 2
 """Shards whose vocabulary is read (the newest): the words people use now."""
-
-
-def one_edit_apart(first: str, second: str) -> bool:
-    """True when `second` is `first` with one letter added, removed, replaced, or two adjacent
-    letters swapped (not when they are equal)."""
-    if first == second or abs(len(first) - len(second)) > 1:
-        return False
-    if len(first) > len(second):
-        first, second = second, first
-    start = 0
-    while start < len(first) and first[start] == second[start]:
-        start += 1
-    if len(first) < len(second):
-        return first[start:] == second[start + 1 :]
-    if first[start + 1 :] == second[start + 1 :]:
-        return True
-    return (
-        start + 1 < len(first)
-        and first[start] == second[start + 1]
-        and first[start + 1] == second[start]
-        and first[start + 2 :] == second[start + 2 :]
-    )
 
 
 class Vocabulary:

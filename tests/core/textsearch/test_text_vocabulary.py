@@ -5,8 +5,9 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from sessionref.service.fuzzy_titles import one_edit_apart
 from sessionref.textsearch.schema import create_shard
-from sessionref.textsearch.vocabulary import Vocabulary, one_edit_apart
+from sessionref.textsearch.vocabulary import Vocabulary
 
 
 @pytest.mark.parametrize(

@@ -113,11 +113,13 @@ async def test_a_superseded_lookup_is_aborted_and_its_late_result_dropped(harnes
     signals: dict[str, Any] = {}
     real = harness.workspace.references.list_candidates
 
-    async def slow_for_a(agent: Any, query: str = "", limit: object = None, *, signal: Any = None) -> Any:
+    async def slow_for_a(
+        agent: Any, query: str = "", limit: object = None, *, signal: Any = None, **kwargs: Any
+    ) -> Any:
         signals[query] = signal
         if query == "a":
             await release.wait()
-        return await real(agent, query, limit)
+        return await real(agent, query, limit, **kwargs)
 
     harness.workspace.references.list_candidates = slow_for_a  # type: ignore[method-assign]
     harness.type("@a")

@@ -32,7 +32,14 @@ from prompt_toolkit.utils import Event
 from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 
-from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import (
+    close_spans,
+    inert,
+    match_spans,
+    relative_age,
+    truncate_end,
+    truncate_middle,
+)
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE, ConversationLookup, LookupKey, MentionLookupController
 from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
 from sessionref_tui.snippets import fit_snippet, role_label, snippet_pieces
@@ -302,14 +309,17 @@ class SessionMentionCompleter(Completer):
             )
 
 
-def highlighted(text: str, needle: str, style: str, match_style: str) -> StyleAndTextTuples:
-    """`text` as fragments with each case-insensitive occurrence of `needle` in `match_style`.
+def highlighted(
+    text: str, needle: str, style: str, match_style: str, *, close: bool = False
+) -> StyleAndTextTuples:
+    """`text` as fragments with each case-insensitive occurrence of `needle` (or, `close`, what
+    matched it loosely: `service.fuzzy_titles`) in `match_style`.
 
     Every piece is passed through `inert`, so data can never drive the terminal.
     """
     fragments: StyleAndTextTuples = []
     position = 0
-    for start, end in match_spans(text, needle):
+    for start, end in close_spans(text, needle) if close else match_spans(text, needle):
         if start > position:
             fragments.append((style, inert(text[position:start])))
         fragments.append((f"{style} {match_style}", inert(text[start:end])))
@@ -322,7 +332,8 @@ def highlighted(text: str, needle: str, style: str, match_style: str) -> StyleAn
 def candidate_label_fragments(candidate: CandidateView, query: str) -> StyleAndTextTuples:
     """The menu's main column: the label, match highlighted, cut to `MAX_LABEL_CELLS`."""
     label = truncate_end(inert(candidate.label), MAX_LABEL_CELLS)
-    return highlighted(label, query, "class:candidate.label", "class:candidate.match")
+    close = getattr(candidate, "close", None) is not None
+    return highlighted(label, query, "class:candidate.label", "class:candidate.match", close=close)
 
 
 def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float) -> StyleAndTextTuples:
