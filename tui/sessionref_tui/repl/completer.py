@@ -41,7 +41,7 @@ from sessionref_tui.display import (
     truncate_middle,
 )
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE, ConversationLookup, LookupKey, MentionLookupController
-from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
+from sessionref_tui.mentions import MentionToken, mention_for, mention_token
 from sessionref_tui.snippets import fit_snippet, role_label, snippet_pieces
 from sessionref_tui.source_marks import source_mark
 
@@ -228,11 +228,15 @@ class MentionLookups:
 
     # -- internals -------------------------------------------------------
 
+    def token_in(self, document: Document) -> MentionToken | None:
+        """The `@` word at `document`'s cursor, continued across spaces while the menu has matches."""
+        return mention_token(document.text, document.cursor_position, self.controller.continues_at)
+
     def _token(self) -> MentionToken | None:
         if self._buffer is None:
             return None
         document = self._buffer.document
-        return active_mention_token(document.text, document.cursor_position)
+        return mention_token(document.text, document.cursor_position, self.controller.continues_at)
 
     def _answered(self, result: LookupResult, failure: str | None) -> None:
         self.latest = result
@@ -282,7 +286,7 @@ class SessionMentionCompleter(Completer):
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         """Yield one completion per cached candidate; accepting one inserts its canonical mention token."""
-        token = active_mention_token(document.text, document.cursor_position)
+        token = self._lookups.token_in(document)
         latest = self._lookups.latest
         if token is None or latest is None or latest.token_start != token.start:
             return
