@@ -25,6 +25,7 @@ import re
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,8 @@ class QualityReport:
     background: int
     question_ranks: dict[str, int | None] = field(default_factory=dict)
     title_ranks: dict[str, int | None] = field(default_factory=dict)
+    question_ms: list[float] = field(default_factory=list)
+    title_ms: list[float] = field(default_factory=list)
 
     def hit_at(self, k: int) -> float:
         """The share of questions whose session ranked in the first `k`."""
@@ -68,6 +71,8 @@ class QualityReport:
             "titles_in_top_3": self.titles_in_top_3(),
             "questions": self.question_ranks,
             "titles": self.title_ranks,
+            "question_ms_max": max(self.question_ms, default=0.0),
+            "title_ms_max": max(self.title_ms, default=0.0),
         }
 
 
@@ -161,10 +166,12 @@ def measure(root: Path, background: int) -> QualityReport:
     try:
         index.catch_up_now()
         for case in ANSWERS:
+            started = time.perf_counter()
             found = index.search_conversations(
                 ConversationRequest(case.question + " ", limit=5, cwd="/elsewhere", question=True),
                 cancel=threading.Event(),
             )
+            report.question_ms.append((time.perf_counter() - started) * 1000)
             ids = [match.session_id for match in found.matches]
             report.question_ranks[case.question] = ids.index(case.name) + 1 if case.name in ids else None
         titled = {
@@ -173,9 +180,11 @@ def measure(root: Path, background: int) -> QualityReport:
         }
         references = SessionReferences(store)
         for title_case in TITLES:
+            started = time.perf_counter()
             rows = asyncio.run(
                 references.list_candidates(Vantage("", "/elsewhere"), title_case.query, 3, fuzzy=True)
             )
+            report.title_ms.append((time.perf_counter() - started) * 1000)
             ids = [row.session_id for row in rows]
             target = titled[title_case.title]
             report.title_ranks[f"{title_case.query} → {title_case.title}"] = (
@@ -213,6 +222,12 @@ def main() -> None:
     print(
         f"| {background_label(report)} | {len(report.question_ranks)} | {report.hit_at(1):.0%} "
         f"| {report.hit_at(5):.0%} | {report.titles_in_top_3()} of {len(report.title_ranks)} |"
+    )
+    print()
+    print(
+        f"slowest question {max(report.question_ms, default=0.0):.1f} ms, median "
+        f"{sorted(report.question_ms)[len(report.question_ms) // 2]:.1f} ms; slowest title query "
+        f"{max(report.title_ms, default=0.0):.1f} ms"
     )
     print()
     for question, rank in {**report.question_ranks, **report.title_ranks}.items():

@@ -18,7 +18,7 @@ from sessionref.contract.uri import SessionReference, format_session_reference_m
 from sessionref.service.abort import AbortSignal
 from sessionref.service.cancellation import race, raise_if_aborted
 from sessionref.service.config import as_positive_safe_integer
-from sessionref.service.fuzzy_titles import FuzzyMatch, fuzzy_match
+from sessionref.service.fuzzy_titles import FuzzyMatch, FuzzyQuery
 from sessionref.service.protocols import CandidateSearch, SessionQuery, SessionRecord
 
 INVALID_LIMIT_MESSAGE = "candidate limit must be a positive safe integer"
@@ -152,11 +152,12 @@ def with_close_matches(
     """`exact` then the closest matches of `text` among the labels of `pool` (in rank order), at
     most `limit` in all: by closeness, then the pool's order (folder, recency)."""
     shown = {candidate.session_id for candidate in exact}
+    query = FuzzyQuery(text)
     close: list[tuple[float, int, Candidate]] = []
     for order, candidate in enumerate(pool):
         if candidate.session_id in shown:
             continue
-        found = fuzzy_match(text, candidate.label)
+        found = query.match(candidate.label)
         if found is not None:
             close.append((-found.score, order, replace(candidate, close=found)))
     close.sort(key=lambda entry: (entry[0], entry[1]))

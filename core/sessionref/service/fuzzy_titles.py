@@ -131,30 +131,60 @@ def _word_match(
     return best
 
 
+class FuzzyQuery:
+    """One typed query, prepared once for matching many titles (`match`); most titles are turned
+    away by a cheap test before any scoring: each word must appear as a substring, as a
+    subsequence (a regular expression), or, for a typo, by one of its two halves (one edit leaves
+    one of them whole)."""
+
+    def __init__(self, query: str) -> None:
+        self.words: list[str] = _WORD.findall(_lowered(query))
+        self._sequences = [re.compile(".*?".join(map(re.escape, word))) for word in self.words]
+        self._joined = re.compile(".*?".join(map(re.escape, "".join(self.words))))
+
+    def _may_match(self, word: str, sequence: re.Pattern[str], lowered: str) -> bool:
+        if word in lowered or sequence.search(lowered) is not None:
+            return True
+        if len(word) < TYPO_MIN_CHARS:
+            return False
+        half = len(word) // 2
+        return word[:half] in lowered or word[half + 1 :] in lowered
+
+    def match(self, text: str) -> FuzzyMatch | None:
+        """How this query matches `text` loosely (see the module docstring), or None."""
+        if not self.words:
+            return None
+        lowered = _lowered(text)
+        each = all(
+            self._may_match(word, sequence, lowered)
+            for word, sequence in zip(self.words, self._sequences, strict=True)
+        )
+        if not each and (len(self.words) == 1 or self._joined.search(lowered) is None):
+            return None
+        words = [(found.start(), found.group()) for found in _WORD.finditer(lowered)]
+        ordered = [start for start, _ in words]
+        if each:
+            score = 0.0
+            spans: list[tuple[int, int]] = []
+            for word in self.words:
+                found = _word_match(word, lowered, words, ordered)
+                if found is None:
+                    break
+                score += found[0]
+                spans += found[1]
+            else:
+                return FuzzyMatch(score, _merged(spans))
+        if len(self.words) == 1:
+            return None
+        sequence = _subsequence("".join(self.words), lowered, ordered)
+        if sequence is None:
+            return None
+        return FuzzyMatch(sequence[0], tuple(_spans(sequence[1])))
+
+
 def fuzzy_match(query: str, text: str) -> FuzzyMatch | None:
     """How `query` matches `text` loosely (see the module docstring), or None when it does not."""
-    query_words = _WORD.findall(_lowered(query))
-    if not query_words:
-        return None
-    lowered = _lowered(text)
-    words = [(match.start(), match.group()) for match in _WORD.finditer(lowered)]
-    ordered = [start for start, _ in words]
-    score = 0.0
-    spans: list[tuple[int, int]] = []
-    for word in query_words:
-        found = _word_match(word, lowered, words, ordered)
-        if found is None:
-            break
-        score += found[0]
-        spans += found[1]
-    else:
-        return FuzzyMatch(score, _merged(spans))
-    if len(query_words) == 1:
-        return None
-    sequence = _subsequence("".join(query_words), lowered, ordered)
-    if sequence is None:
-        return None
-    return FuzzyMatch(sequence[0], tuple(_spans(sequence[1])))
+    return FuzzyQuery(query).match(text)
 
 
 def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
