@@ -17,6 +17,7 @@ from typing import Final
 from rich.cells import cell_len
 from sessionref.contract.terminal_text import inert as inert
 from sessionref.contract.terminal_text import inert_lines as inert_lines
+from sessionref.service.fuzzy_titles import fuzzy_match
 
 NEW_SESSION_NAME: Final = "New session"
 """What both UIs call a session that has no title yet (a draft, or one without a first message)."""
@@ -104,6 +105,13 @@ def truncate_middle(text: str, width: int) -> str:
     tail = _take_cells_from_end(text, room - head_width)
     head = _take_cells(text, room - cell_len(tail))
     return head + ELLIPSIS + tail
+
+
+def close_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Where `query` matches `text` loosely (`sessionref.service.fuzzy_titles`: a close title
+    match), else every exact occurrence (`match_spans`)."""
+    found = fuzzy_match(query, text) if query else None
+    return list(found.spans) if found is not None else match_spans(text, query)
 
 
 def match_spans(text: str, needle: str) -> list[tuple[int, int]]:

@@ -12,6 +12,12 @@ Tab, a paste, an accepted candidate) and renders what it is told through a small
 * **Dismissal.** Esc closes the menu for the whole `@` word: typing on in it keeps
   it closed; leaving the word, or deleting its `@` (and typing it again), asks
   again; so does Tab inside the word.
+* **Several words.** While the menu is open for an `@` word that has not been found
+  to match nothing, the word goes on across a space (`continues_at`: the UIs then
+  read the query up to the cursor, `mentions.mention_token`); so a word typed fast,
+  before its answer, goes on too. Once an answer finds nothing in either group the
+  word ends at the next space, and a query already holding a space closes the
+  menu: the space was just text.
 * **Paste never opens the menu.** A paste, and a draft put back into the input
   (a failed send, messages returned from the queue), dismiss the word the cursor
   ends in, exactly as Esc would.
@@ -167,6 +173,19 @@ class _Ticket:
     generation: int
     signal: AbortSignal
     answered: bool = False
+    titles_found: bool = False
+
+
+def _said_something(found: object) -> bool:
+    """Whether a second group's answer lists anything (a result's `matches`; any other answer
+    by its truth)."""
+    matches = getattr(found, "matches", None)
+    return bool(matches) if matches is not None else bool(found)
+
+
+def _several_words(key: LookupKey) -> bool:
+    """Whether `key`'s query went on across a space."""
+    return any(char.isspace() for char in key.query)
 
 
 class MentionLookupController(Generic[Candidate]):
@@ -203,6 +222,8 @@ class MentionLookupController(Generic[Candidate]):
         self._job: Job | None = None
         self._generation = 0
         self._dismissed_start: int | None = None
+        self._word_start: int | None = None
+        self._word_matches = False
 
     # --- state -----------------------------------------------------------------------------
 
@@ -220,6 +241,15 @@ class MentionLookupController(Generic[Candidate]):
     def conversations_pending(self) -> bool:
         """True while the second group of the current key has not been answered yet."""
         return self._pending is not None and self._conversations is not None
+
+    @property
+    def continues_at(self) -> int | None:
+        """The `@` of the word whose menu is open and not found to match nothing (its query may go
+        on across a space); None otherwise, and for a bare `@`."""
+        active = self._active
+        if active is None or not self._word_matches or active.start != self._word_start:
+            return None
+        return active.start if active.query.strip() else None
 
     def is_dismissed(self, token: MentionToken | None) -> bool:
         """True when Esc (or a paste) closed the menu for the `@` word `token` is in."""
@@ -270,6 +300,7 @@ class MentionLookupController(Generic[Candidate]):
         """Close the menu: cancel the job, abort its signal, drop any answer still on its way."""
         self._generation += 1
         self._active = None
+        self._word_start = None
         self._abort()
         self._view.hide()
 
@@ -284,6 +315,8 @@ class MentionLookupController(Generic[Candidate]):
             self._job = None
 
     def _start(self, key: LookupKey) -> None:
+        if key.start != self._word_start:  # a new `@` word: it may go on until found to match nothing
+            self._word_start, self._word_matches = key.start, True
         self._generation += 1
         self._abort()
         ticket = _Ticket(key, self._generation, AbortSignal())
@@ -338,7 +371,21 @@ class MentionLookupController(Generic[Candidate]):
             loading.cancel()
         if self._is_current(ticket):  # else stale: the token changed (or the menu closed) meanwhile
             ticket.answered = True
-            self._view.show_results(ticket.key, tuple(found))
+            shown = tuple(found)
+            ticket.titles_found = bool(shown)
+            decided = bool(shown) or self._conversations is None  # else the second group decides
+            if decided and not self._found(ticket.key, bool(shown)):
+                return
+            self._view.show_results(ticket.key, shown)
+
+    def _found(self, key: LookupKey, matched: bool) -> bool:
+        """Record whether `key`'s word matches anything; False when that closed the menu (nothing
+        matches a query that went on across a space: the space was text)."""
+        self._word_matches = matched
+        if not matched and _several_words(key):
+            self.close()
+            return False
+        return True
 
     async def _second_group(
         self, ticket: _Ticket, second: asyncio.Future[ConversationSearchResult | None]
@@ -353,6 +400,8 @@ class MentionLookupController(Generic[Candidate]):
                 self._view.show_conversation_failure(ticket.key, error)
             return
         if self._is_current(ticket):
+            if not ticket.titles_found and not self._found(ticket.key, _said_something(found)):
+                return
             self._view.show_conversations(ticket.key, found)
 
     async def _loading_after_delay(self, ticket: _Ticket) -> None:

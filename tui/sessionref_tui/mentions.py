@@ -3,7 +3,8 @@
 Two things live here, both free of any UI toolkit:
 
 * **The `@` trigger.** `active_mention_token` decides whether the cursor is in
-  an `@query` token that should open the session picker.
+  an `@query` token that should open the session picker; `mention_token` also
+  continues an open picker's `@` word across spaces (a query of several words).
 * **The chip model.** The composer shows a mention as a readable chip `@label`
   while its value carries the canonical token `@[label](dsh-session:…)`.
   `ChipDocument` holds the displayed text plus the chips (display ranges and
@@ -75,6 +76,31 @@ def active_mention_token(text: str, cursor: int) -> MentionToken | None:
         return None
     query = text[start + 1 : cursor]
     if query.startswith("["):
+        return None
+    return MentionToken(start=start, end=_run_end(text, cursor), query=query)
+
+
+MAX_CONTINUED_QUERY = 80
+"""Characters an `@` query may run to across spaces (past that it is surely text)."""
+
+
+def mention_token(text: str, cursor: int, continues_at: int | None = None) -> MentionToken | None:
+    """`active_mention_token`, or, when that is None and `continues_at` is the `@` of the word whose
+    picker is open with matches, that `@` word continued to the cursor across spaces on one line
+    (`@pg 16 pla`): the query then holds several words. The caller passes `continues_at` only
+    while the picker has matches (`lookup.MentionLookupController.continues_at`), so once nothing
+    matches a space ends the word again.
+    """
+    token = active_mention_token(text, cursor)
+    if token is not None or continues_at is None:
+        return token
+    start = continues_at
+    if not 0 <= start < cursor <= len(text) or text[start] != "@":
+        return None
+    if start > 0 and not text[start - 1].isspace():
+        return None
+    query = text[start + 1 : cursor]
+    if query[:1].isspace() or query.startswith("[") or "\n" in query or len(query) > MAX_CONTINUED_QUERY:
         return None
     return MentionToken(start=start, end=_run_end(text, cursor), query=query)
 
@@ -267,13 +293,15 @@ def delete_range(document: ChipDocument, cursor: int) -> tuple[int, int] | None:
     return cursor, cursor + 1
 
 
-def active_mention_token_in(document: ChipDocument, cursor: int) -> MentionToken | None:
-    """Like `active_mention_token`, but never for text that belongs to a chip.
+def active_mention_token_in(
+    document: ChipDocument, cursor: int, continues_at: int | None = None
+) -> MentionToken | None:
+    """Like `mention_token`, but never for text that belongs to a chip.
 
     A chip reads `@label`, so without this a cursor at its end would reopen the
     picker for a mention that is already accepted.
     """
-    token = active_mention_token(document.display, cursor)
+    token = mention_token(document.display, cursor, continues_at)
     if token is None:
         return None
     for chip in document.chips:

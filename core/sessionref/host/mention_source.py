@@ -60,13 +60,18 @@ class MentionSource:
 
     async def conversations(self, query: str, signal: AbortSignal) -> ConversationSearchResult | None:
         """Sessions where `query` was said, best first, the target left out (at most
-        `CandidateLimits.said`); None for a bare `@` (no such group then)."""
+        `CandidateLimits.said`); None for a bare `@` (no such group then). Several words are loose
+        text: those holding every word first, then those holding most of them."""
         if not query.strip():
             return None
         workspace = await self._open()
         target = self._target()
         return await workspace.references.search_conversations(
-            workspace.vantage(target), query, workspace.limits.said, signal=signal
+            workspace.vantage(target),
+            query,
+            workspace.limits.said,
+            signal=signal,
+            question=len(query.split()) > 1,  # several words: loose text (`textsearch.question`)
         )
 
     async def preview(self, session_id: str, signal: AbortSignal) -> ReferencePreview:

@@ -229,7 +229,12 @@ class ReadOnlySessions:
         rule = self._rule(excluded)
         try:
             found = await references.search_conversations(
-                Vantage("", self.cwd), text, limit + len(excluded) + 8, signal=signal, question=True
+                # A whole question: its last word is finished, not a prefix being typed.
+                Vantage("", self.cwd),
+                text + " ",
+                limit + len(excluded) + 8,
+                signal=signal,
+                question=True,
             )
         except asyncio.CancelledError:
             signal.abort("cancelled by the client")

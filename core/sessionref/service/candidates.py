@@ -9,7 +9,7 @@ session log is never read while listing (this runs on every keystroke of an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sessionref.contract.errors import ErrorCode, SessionReferenceError
@@ -18,9 +18,13 @@ from sessionref.contract.uri import SessionReference, format_session_reference_m
 from sessionref.service.abort import AbortSignal
 from sessionref.service.cancellation import race, raise_if_aborted
 from sessionref.service.config import as_positive_safe_integer
+from sessionref.service.fuzzy_titles import FuzzyMatch, FuzzyQuery
 from sessionref.service.protocols import CandidateSearch, SessionQuery, SessionRecord
 
 INVALID_LIMIT_MESSAGE = "candidate limit must be a positive safe integer"
+FUZZY_POOL = 2000
+"""Sessions, ranked first (same folder, then most recently active), whose titles are tried for a
+close match once the exact matches do not fill a list: bounds a keystroke's work."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +34,7 @@ class Candidate:
     `label` is the session's current title, or its id when it has none;
     `same_workspace` is true when its cwd equals the requesting agent's cwd;
     `updated_at` is its last activity (epoch ms; `created_at` when unknown).
-    The wire shape (`to_json`) is the contract's and does not carry `updated_at`.
+    The wire shape (`to_json`) is the contract's and carries neither `updated_at` nor `close`.
     """
 
     session_id: str
@@ -39,6 +43,8 @@ class Candidate:
     created_at: int
     same_workspace: bool
     updated_at: int | None = None
+    close: FuzzyMatch | None = None
+    """Set on a close (not exact) match of the query: how its label matched (`fuzzy_titles`)."""
 
     @property
     def last_activity(self) -> int:
@@ -123,13 +129,50 @@ async def find_candidates(
     text: str,
     limit: int,
     signal: AbortSignal | None = None,
+    fuzzy: bool = False,
 ) -> list[Candidate]:
     """Up to `limit` candidates other than `agent_id` matching `text`, best first.
 
     With an empty `text` only the first `limit` sessions by rank get a title lookup.
     Uses the backend's `CandidateSearch` fast path when it offers one (same results).
-    Backend errors propagate unchanged; an aborted `signal` gives `SESSION_REFERENCE_CANCELLED`.
+    With `fuzzy`, when the exact matches are fewer than `limit`, close matches of the label
+    follow them (`with_close_matches`). Backend errors propagate unchanged; an aborted `signal`
+    gives `SESSION_REFERENCE_CANCELLED`.
     """
+    exact = await _exact_candidates(query, agent_id, agent_cwd, text, limit, signal)
+    if not fuzzy or not text.strip() or len(exact) >= limit:
+        return exact
+    pool = await _exact_candidates(query, agent_id, agent_cwd, "", FUZZY_POOL, signal)
+    return with_close_matches(exact, pool, text, limit)
+
+
+def with_close_matches(
+    exact: list[Candidate], pool: Sequence[Candidate], text: str, limit: int
+) -> list[Candidate]:
+    """`exact` then the closest matches of `text` among the labels of `pool` (in rank order), at
+    most `limit` in all: by closeness, then the pool's order (folder, recency)."""
+    shown = {candidate.session_id for candidate in exact}
+    query = FuzzyQuery(text)
+    close: list[tuple[float, int, Candidate]] = []
+    for order, candidate in enumerate(pool):
+        if candidate.session_id in shown:
+            continue
+        found = query.match(candidate.label)
+        if found is not None:
+            close.append((-found.score, order, replace(candidate, close=found)))
+    close.sort(key=lambda entry: (entry[0], entry[1]))
+    return exact + [candidate for _score, _order, candidate in close[: limit - len(exact)]]
+
+
+async def _exact_candidates(
+    query: SessionQuery,
+    agent_id: str,
+    agent_cwd: str | None,
+    text: str,
+    limit: int,
+    signal: AbortSignal | None,
+) -> list[Candidate]:
+    """The contract's candidates: a substring of id, cwd or label (`matches_needle`), ranked."""
     needle = text.lower()
     raise_if_aborted(signal)
     if isinstance(query, CandidateSearch):

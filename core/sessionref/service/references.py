@@ -135,12 +135,14 @@ class SessionReferences:
         limit: object = None,
         *,
         signal: AbortSignal | None = None,
+        fuzzy: bool = False,
     ) -> list[Candidate]:
         """Other sessions matching `query` (id, cwd or title substring, case-insensitive), best first.
 
         Same-cwd sessions rank first, then cwd-less ones, then the rest, each in the
         backend's newest-first order. `limit` defaults to `candidate_limit` and must be
-        a positive safe integer (else `SESSION_REFERENCE_INVALID_REFERENCE`).
+        a positive safe integer (else `SESSION_REFERENCE_INVALID_REFERENCE`). With `fuzzy` (the
+        UIs), close matches of titles follow the exact ones (`service.fuzzy_titles`).
         """
         checked = self.config.candidate_limit if limit is None else checked_candidate_limit(limit)
         if not isinstance(query, str):
@@ -152,6 +154,7 @@ class SessionReferences:
             text=query,
             limit=checked,
             signal=signal,
+            fuzzy=fuzzy,
         )
 
     async def search_conversations(

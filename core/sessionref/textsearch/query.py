@@ -75,12 +75,15 @@ class QueryPlan:
 
     `any_word` plans (built by `question.question_plans`, never by `parse_query`) match a message
     holding any one of the phrases, ranked by bm25: for questions, where not every word is said.
+    Their `loose_words` are the finished words the engine may correct (a typo) or split (a
+    joined identifier) when the index holds little of them.
     """
 
     status: PlanStatus
     phrases: tuple[Phrase, ...] = ()
     pending: str = ""
     any_word: bool = False
+    loose_words: tuple[str, ...] = ()
 
     def expression(self, phrases: tuple[Phrase, ...] | None = None) -> str:
         """The FTS5 MATCH expression of `phrases` (default: all of them), joined with AND (OR for

@@ -44,6 +44,27 @@ def best_per_session(candidates: Iterable[tuple[int, int, float]]) -> dict[int, 
     return best
 
 
+# Weights of a session's next-best messages added to its best one's score in a loose search.
+FURTHER_MESSAGE_WEIGHTS = (0.5, 0.25)
+
+
+def summed_per_session(candidates: Iterable[tuple[int, int, float]]) -> dict[int, tuple[int, float]]:
+    """Like `best_per_session`, but a session's relevance also counts its next-best messages
+    (`FURTHER_MESSAGE_WEIGHTS`): for loose text, where the question's words are often spread over
+    a question and its answer."""
+    scores: dict[int, list[tuple[float, int]]] = {}
+    for row_id, session, relevance in candidates:
+        scores.setdefault(session, []).append((relevance, row_id))
+    summed: dict[int, tuple[int, float]] = {}
+    for session, found in scores.items():
+        found.sort(reverse=True)
+        relevance = found[0][0] + sum(
+            weight * score for weight, (score, _row) in zip(FURTHER_MESSAGE_WEIGHTS, found[1:], strict=False)
+        )
+        summed[session] = (found[0][1], relevance)
+    return summed
+
+
 def rank_sessions(
     best: Iterable[tuple[str, int, float]],
     facts: Mapping[str, SessionFacts],

@@ -31,6 +31,7 @@ import math
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from sessionref.service.candidates import label_from_title
 from sessionref.service.protocols import (
@@ -41,7 +42,8 @@ from sessionref.service.protocols import (
 )
 from sessionref.textsearch.protocol import FactsProvider, SearchCancellation, SessionFacts
 from sessionref.textsearch.query import Phrase, QueryPlan, plan_narrows
-from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_sessions
+from sessionref.textsearch.question import stem
+from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_sessions, summed_per_session
 from sessionref.textsearch.schema import (
     KIND_ASSISTANT,
     KIND_CHECKPOINT,
@@ -51,6 +53,7 @@ from sessionref.textsearch.schema import (
     shard_table,
 )
 from sessionref.textsearch.snippet import make_snippet, match_pattern
+from sessionref.textsearch.vocabulary import Vocabulary
 from sessionref.textsearch.writer import loaded_text
 
 # Matching messages examined per search at most (newest first); fewer means `complete`.
@@ -70,8 +73,14 @@ PROBE_SHARDS = 2
 # Checking a phrase's word positions in one row costs about as much as reading this many
 # postings (≈1 µs against ≈40 ns, measured on `"the shei"*` at 2M messages).
 PHRASE_CHECK_POSTINGS = 25
+# An `any_word` plan leaves out its very common words only in an index of this many messages or
+# more: in a small one, a few messages make any word "common".
+ANY_WORD_COMMON_ROWS = 2000
 # Best messages (by bm25) each shard gives an `any_word` plan.
 ANY_WORD_ROWS_PER_SHARD = 200
+# A loose word held by fewer messages than this (in the newest shards) gets second chances: the
+# words one edit away, and the two words it may be joined from.
+LITTLE_FOUND = 3
 # Estimates are reused while the index grows by less than this share.
 ESTIMATE_DRIFT = 0.1
 _ESTIMATE_CACHE = 512
@@ -87,6 +96,7 @@ class Searcher:
         self._estimates: OrderedDict[str, tuple[float, int]] = OrderedDict()
         self._empty: list[tuple[tuple[Phrase, ...], int]] = []
         self._shards: tuple[int, tuple[int, ...]] = (-1, ())
+        self._vocabulary = Vocabulary(connection)
 
     # -- index facts -------------------------------------------------------------------------
 
@@ -203,7 +213,11 @@ class Searcher:
         }
         executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
         if plan.any_word:
-            return self._any_word(plan, executed, shards, request, facts, cancel)
+            if rows < ANY_WORD_COMMON_ROWS:  # a small index: no word is common enough to leave out
+                executed = plan.phrases
+            chances = self._second_chances(plan, shards)
+            plan = replace(plan, phrases=plan.phrases + chances)
+            return self._any_word(plan, executed + chances, shards, request, facts, cancel)
         if self._known_empty(executed, version):
             return ConversationSearchResult(pending=plan.pending)
         # Phrases of common words cost a position check per row of their rarest word: how many
@@ -230,6 +244,23 @@ class Searcher:
             "SELECT key FROM sessions WHERE session_id = ?", (exclude_session_id,)
         ).fetchone()
         return int(found[0]) if found else -1
+
+    def _second_chances(self, plan: QueryPlan, shards: Sequence[int]) -> tuple[Phrase, ...]:
+        """Phrases for the loose words the index holds little of: the words one edit away (each as
+        its stem's prefix, like the word) and the two words a joined word is made of."""
+        found: list[Phrase] = []
+        for word in plan.loose_words:
+            held = self._vocabulary.documents(word, shards)
+            if held >= LITTLE_FOUND:
+                continue
+            for near in self._vocabulary.near(word, shards):
+                if self._vocabulary.documents(near, shards) > held:
+                    base = stem(near)
+                    found.append(Phrase((base,), True, False, (base,)))
+            found += [Phrase(pair, False, False, pair) for pair in self._vocabulary.splits(word, shards)]
+        return tuple(
+            phrase for index, phrase in enumerate(found) if phrase not in found[:index] + list(plan.phrases)
+        )
 
     def _any_word(
         self,
@@ -267,7 +298,7 @@ class Searcher:
     ) -> ConversationSearchResult:
         """Each candidate session's best message, the sessions ranked, the first `limit` as matches."""
         limit, cwd = request.limit, request.cwd
-        best = best_per_session(candidates)
+        best = summed_per_session(candidates) if plan.any_word else best_per_session(candidates)
         ids = self._ids(best)
         known = facts([ids[key] for key in best if key in ids])
         order = rank_sessions(

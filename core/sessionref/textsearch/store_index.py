@@ -317,15 +317,16 @@ class StoreConversationIndex:
     ) -> ConversationSearchResult:
         """Labelled sessions whose conversation matches `request.text`, best first (`ConversationQuery`).
 
-        A `request.question` is a question an agent typed: the strict plan first (every content
-        word); when it finds fewer than `ENOUGH_STRICT_MATCHES` sessions, the loose one (any content
-        word, by bm25) fills the rest after them (see `question.py`).
+        A `request.question` is loose text (a question, several words): the strict plan first (every
+        content word); when it finds fewer than `ENOUGH_STRICT_MATCHES` sessions, the loose one (any
+        form of any content word, by bm25, typos forgiven) fills the rest after them (see
+        `question.py`). Text of stop words only is searched as typed.
         """
         if not request.question:
             return self._search_plan(parse_query(request.text), request, cancel)
         plans = question_plans(request.text)
-        if plans.strict is None or plans.loose is None:
-            return ConversationSearchResult(status="empty")
+        if plans.strict is None or plans.loose is None:  # only stop words: search them as typed
+            return self._search_plan(parse_query(request.text), request, cancel)
         strict = self._search_plan(plans.strict, request, cancel)
         if strict.status != "ok" or len(strict.matches) >= min(request.limit, ENOUGH_STRICT_MATCHES):
             return strict

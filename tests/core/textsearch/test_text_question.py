@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from sessionref.service.protocols import ConversationRequest
 from sessionref.store import SessionStore, open_store
-from sessionref.textsearch.question import content_terms, question_plans
+from sessionref.textsearch.question import content_terms, question_plans, stem
 from sessionref.textsearch.store_index import StoreConversationIndex
 from store_sessions import answered, said
 
@@ -112,14 +112,48 @@ def test_stop_and_question_words_are_dropped_and_quoted_parts_kept() -> None:
     assert question_plans("what did we do?").strict is None
 
 
-def test_the_loose_plan_matches_any_word_and_boosts_adjacent_pairs() -> None:
-    plans = question_plans("pricing services ttl")
+def test_the_loose_plan_matches_any_form_of_any_word_and_boosts_adjacent_and_joined_pairs() -> None:
+    plans = question_plans("pricing services ttl ")
     assert plans.strict is not None and plans.loose is not None
     assert plans.strict.expression() == '"pricing" AND "services" AND "ttl"'
-    assert (
-        plans.loose.expression()
-        == '"pricing"* OR "service"* OR "ttl" OR "pricing services" OR "services ttl"'
+    assert plans.loose.expression() == (
+        '"pric"* OR "servic"* OR "ttl" OR "pricing services" OR "pricingservices" '
+        'OR "services ttl" OR "servicesttl"'
     )
+    assert plans.loose.loose_words == ("pricing", "services", "ttl")
+
+
+def test_a_word_still_being_typed_stays_a_prefix_and_is_never_corrected() -> None:
+    plans = question_plans("flaky timeout soc")
+    assert plans.strict is not None and plans.loose is not None
+    assert plans.strict.expression() == '"flaky" AND "timeout" AND "soc"*'
+    assert '"timeout soc"*' in plans.loose.expression()
+    assert plans.loose.loose_words == ("flaky", "timeout")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("crashes", "crash"),
+        ("crashed", "crash"),
+        ("deployed", "deploy"),
+        ("deploys", "deploy"),
+        ("indexes", "index"),
+        ("caching", "cach"),
+        ("cache", "cach"),
+        ("memory", "memor"),
+        ("memories", "memor"),
+        ("stopped", "stop"),
+        ("running", "run"),
+        ("migration", "migrat"),
+        ("migrate", "migrat"),
+        ("fixes", "fix"),
+        ("job", "job"),
+        ("数据库", "数据库"),
+    ],
+)
+def test_a_word_and_its_other_forms_share_one_stem(word: str, expected: str) -> None:
+    assert stem(word) == expected
 
 
 @pytest.mark.parametrize(("question", "expected"), QUESTIONS)
@@ -148,3 +182,19 @@ def test_the_question_search_leaves_out_the_excluded_session(
     request = ConversationRequest(QUESTIONS[0][0], limit=5, exclude_session_id="pricing-ttl", question=True)
     found = index.search_conversations(request, cancel=threading.Event())
     assert "pricing-ttl" not in [match.session_id for match in found.matches]
+
+
+def test_words_developers_abbreviate_are_searched_in_their_other_form_too() -> None:
+    loose = question_plans("why did the export run out of memory? ").loose
+    assert loose is not None and '"oom"*' in loose.expression()
+    loose = question_plans('the pg "out of memory" error ').loose
+    assert loose is not None
+    assert '"postgres"*' in loose.expression() and '"oom"' not in loose.expression()  # not inside quotes
+
+
+def test_a_session_holding_the_words_over_two_messages_outranks_one_message_holding_one() -> None:
+    from sessionref.textsearch.ranking import summed_per_session
+
+    summed = summed_per_session([(1, 10, 4.0), (2, 10, 3.0), (3, 20, 5.0)])
+    assert summed[10] == (1, 5.5)  # its best message, and relevance 4 + 0.5 * 3
+    assert summed[20] == (3, 5.0)

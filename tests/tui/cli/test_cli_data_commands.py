@@ -51,6 +51,24 @@ def test_sessions_table_is_inert(store_root: Path, capsys) -> None:
     assert "(no cwd)" in out
 
 
+@pytest.mark.parametrize("fresh", [False, True])
+def test_sessions_offers_close_title_matches_after_the_exact_ones(
+    store_root: Path, capsys, fresh: bool
+) -> None:
+    store = open_store(store_root)
+    try:
+        store.create_session(cwd=HERE, session_id="pg-plan", created_at=1_700_000_000_000)
+        store.rename("pg-plan", "Postgres 16 upgrade plan")
+        store.create_session(cwd=HERE, session_id="postgrse-notes", created_at=1_700_000_000_001)
+    finally:
+        store.close()
+    run(capsys, "sessions", "--store", str(store_root), "--fresh")  # the discovery index caught up
+    flags = ["--fresh"] if fresh else []
+    _code, out, _err = run(capsys, "sessions", "postgrse", "--store", str(store_root), "--json", *flags)
+    # the exact match (an id holding the query) first, then the title one letter swap away
+    assert [row["sessionId"] for row in json.loads(out)] == ["postgrse-notes", "pg-plan"]
+
+
 def test_sessions_with_no_match_prints_nothing_on_stdout(store_root: Path, capsys) -> None:
     code, out, err = run(capsys, "sessions", "zzz-nothing", "--store", str(store_root))
     assert (code, out) == (EXIT_OK, "")

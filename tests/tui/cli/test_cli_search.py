@@ -91,17 +91,45 @@ def test_words_match_in_any_order_and_quotes_keep_a_phrase(store_root: Path, cap
 
 
 def test_too_short_and_nothing_found_are_notes_not_failures(store_root: Path, capsys) -> None:
-    code, out, err = run(capsys, "search", "ab", "--store", str(store_root))
+    code, out, err = run(capsys, "search", "ab", "--strict", "--store", str(store_root))
     assert (code, out) == (EXIT_OK, "")
     assert err.strip() == "sessionref: type 3 letters to search what was said"
-    code, out, _err = run(capsys, "search", "ab", "--store", str(store_root), "--json")
+    code, out, _err = run(capsys, "search", "ab", "--strict", "--store", str(store_root), "--json")
     assert json.loads(out)["status"] == "too_short"
     code, out, err = run(capsys, "search", "quasar", "--store", str(store_root))
     assert (code, out, err.strip()) == (EXIT_OK, "", "sessionref: nothing said matches")
 
 
-def test_a_short_last_word_is_named_as_not_searched(store_root: Path, capsys) -> None:
-    code, _out, err = run(capsys, "search", "abnf pa", "--store", str(store_root))
+def test_a_two_letter_word_is_searched_whole_unless_strict(store_root: Path, capsys) -> None:
+    store = open_store(store_root)
+    try:
+        store.create_session(cwd=HERE, session_id="priority", created_at=1_700_000_000_000)
+        store.append("priority", [user_message("this one is p1 for the release", "m-p1")])
+    finally:
+        store.close()
+    _code, out, _err = run(capsys, "search", "p1", "--store", str(store_root), "--json")
+    assert [match["sessionId"] for match in json.loads(out)["matches"]] == ["priority"]
+
+
+def test_a_question_finds_other_forms_typos_and_joined_identifiers(store_root: Path, capsys) -> None:
+    store = open_store(store_root)
+    try:
+        store.create_session(cwd=HERE, session_id="export-oom", created_at=1_700_000_000_000)
+        store.append(
+            "export-oom",
+            [user_message("the nightly export crashes: bump the dependency, set maxRetries to 3", "m-oom")],
+        )
+    finally:
+        store.close()
+    for text in ("why did the exports crash?", "dependancy", "max_retries", "max retries"):
+        _code, out, _err = run(capsys, "search", text, "--store", str(store_root), "--json")
+        assert [match["sessionId"] for match in json.loads(out)["matches"]][:1] == ["export-oom"], text
+        _code, out, _err = run(capsys, "search", text, "--strict", "--store", str(store_root), "--json")
+        assert "export-oom" not in [match["sessionId"] for match in json.loads(out)["matches"]], text
+
+
+def test_a_short_last_word_is_named_as_not_searched_when_strict(store_root: Path, capsys) -> None:
+    code, _out, err = run(capsys, "search", "abnf pa", "--strict", "--store", str(store_root))
     assert code == EXIT_OK and '"pa" was not searched' in err
 
 

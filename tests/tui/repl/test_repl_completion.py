@@ -113,11 +113,13 @@ async def test_a_superseded_lookup_is_aborted_and_its_late_result_dropped(harnes
     signals: dict[str, Any] = {}
     real = harness.workspace.references.list_candidates
 
-    async def slow_for_a(agent: Any, query: str = "", limit: object = None, *, signal: Any = None) -> Any:
+    async def slow_for_a(
+        agent: Any, query: str = "", limit: object = None, *, signal: Any = None, **kwargs: Any
+    ) -> Any:
         signals[query] = signal
         if query == "a":
             await release.wait()
-        return await real(agent, query, limit)
+        return await real(agent, query, limit, **kwargs)
 
     harness.workspace.references.list_candidates = slow_for_a  # type: ignore[method-assign]
     harness.type("@a")
@@ -210,3 +212,34 @@ async def test_the_menu_and_sessions_show_as_many_sessions_as_the_workspace_says
     harness.type("\x1b\x15/sessions\r")  # Esc, Ctrl+U clears the line, then the command
     await harness.until(lambda: harness.printed("ABNF parser notes"))
     assert not harness.printed("Abacus")
+
+
+async def test_the_query_goes_on_across_a_space_while_it_matches(harness: Harness) -> None:
+    harness.type("see @abnf")
+    await harness.until(lambda: labels(harness) == ["ABNF parser notes"])
+    harness.type(" pa")
+    await harness.until(
+        lambda: (
+            harness.mode.lookups.latest is not None
+            and harness.mode.lookups.latest.query == "abnf pa"
+            and labels(harness) == ["ABNF parser notes"]
+        )
+    )
+    harness.type("\t")
+    await harness.until(lambda: "dsh-session:" in harness.text)
+    assert harness.text.startswith("see @[ABNF parser notes](dsh-session:")
+    assert [reference.session_id for reference in parse_session_reference_text(harness.text).references] == [
+        "abnf-notes"
+    ]
+
+
+async def test_a_space_is_text_once_nothing_matches(harness: Harness) -> None:
+    harness.type("@abnf")
+    await harness.until(lambda: labels(harness) == ["ABNF parser notes"])
+    harness.type(" qqq")
+    await harness.until(lambda: harness.mode.lookups.controller.active is None)
+    assert harness.completions == []
+    harness.type(" more")
+    await harness.until(lambda: harness.text == "@abnf qqq more")
+    assert harness.mode.lookups.controller.continues_at is None  # the word ended: " more" is text
+    assert harness.completions == []

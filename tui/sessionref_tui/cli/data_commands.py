@@ -68,7 +68,7 @@ async def _listing(store: SessionQuery, query: str, limit: int, cwd: str | None)
     from sessionref.service.references import SessionReferences
 
     # The very call the @ completion makes, so the ranking is the same.
-    found = await SessionReferences(store).list_candidates(Vantage(id="", cwd=cwd), query, limit)
+    found = await SessionReferences(store).list_candidates(Vantage(id="", cwd=cwd), query, limit, fuzzy=True)
     return list(found), bool(found) or bool(await store.list_sessions())
 
 
@@ -128,21 +128,36 @@ def _from_index(
 ) -> tuple[list[Candidate], bool] | None:
     """The `sessions` answer read from the discovery index alone, or None when it is missing or stale.
 
-    The same candidates `list_candidates` gives (a randomized test holds them equal); see
-    `INDEX_MAX_AGE_SECONDS` for how fresh they are.
+    The same candidates `list_candidates(fuzzy=True)` gives: the exact ones (a randomized test
+    holds them equal), then close title matches; see `INDEX_MAX_AGE_SECONDS` for how fresh they are.
     """
-    from sessionref.service.candidates import Candidate as Found
-    from sessionref.service.candidates import checked_candidate_limit, is_same_workspace, label_from_title
-    from sessionref.store.index_query import query_index
+    from sessionref.service.candidates import FUZZY_POOL, checked_candidate_limit, with_close_matches
 
     checked = checked_candidate_limit(limit)
-    needle = query.lower()
+    found = _index_candidates(root, query, checked, cwd, sources)
+    if found is None:
+        return None
+    exact, any_sessions = found
+    if not query.strip() or len(exact) >= checked:
+        return exact, any_sessions
+    pool = _index_candidates(root, "", FUZZY_POOL, cwd, sources)
+    return (exact if pool is None else with_close_matches(exact, pool[0], query, checked)), any_sessions
+
+
+def _index_candidates(
+    root: Path, query: str, limit: int, cwd: str, sources: Sequence[ForeignRoot]
+) -> tuple[list[Candidate], bool] | None:
+    """The contract's (exact) candidates from the discovery index, or None when it is missing or stale."""
+    from sessionref.service.candidates import Candidate as Found
+    from sessionref.service.candidates import is_same_workspace, label_from_title
+    from sessionref.store.index_query import query_index
+
     answer = query_index(
         root,
         exclude_id="",
         target_cwd=cwd,
-        needle=needle,
-        limit=checked,
+        needle=query.lower(),
+        limit=limit,
         max_age=INDEX_MAX_AGE_SECONDS,
         sources=sources,
     )

@@ -103,9 +103,12 @@ SEARCH_DESCRIPTION: Final = (
     "Find sessions by what was said in them (your messages, the assistant's, compaction summaries; never "
     "tool output or injected context), best first: relevance, then sessions of --cwd, then recent activity; "
     "one row per session with its best matching message.\n\n"
-    "Words match in any order; the last word also as the start of a word (migr finds migration); "
+    "TEXT may be a question or a few words: sessions holding every word come first, then those holding "
+    "most of the rarer ones (other forms of a word count: crashes finds crash; a typo in a long word is "
+    "forgiven; max_retries, max retries and maxretries match each other; question words are ignored). "
     '"quoted words" must stand together in that order; case and accents are ignored; Chinese, Japanese '
-    "and Korean text matches by substring. Words under 3 letters only count next to longer ones.\n\n"
+    "and Korean text matches by substring. --strict: every word must be said, the last one also as the "
+    "start of a word (migr finds migration), as the @ picker matches one word.\n\n"
     "The store's index of what was said is caught up first (built on first use, with progress on stderr)."
 )
 
@@ -343,6 +346,11 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("text", metavar="TEXT", help="words to find (quote a phrase: '\"retry budget\"')")
     search.add_argument(
         "--limit", type=_positive_int, default=20, metavar="N", help="at most N sessions (20)"
+    )
+    search.add_argument(
+        "--strict",
+        action="store_true",
+        help="every word must be said (for scripts: no other forms, no typos)",
     )
     search.add_argument(
         "--cwd",

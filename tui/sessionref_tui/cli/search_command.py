@@ -1,10 +1,11 @@
 """`sessionref search TEXT`: sessions found by what was said in them, as text or JSON.
 
 The store is opened (caught up with its logs) and its conversation index caught up before the
-answer (a first build prints progress on stderr), then the reference service searches as the
-`@` picker's second group does: relevance, then the `--cwd` folder, then recent activity; one row
-per session, its best message. Matching: words in any order, the last word as a prefix, `"quoted
-phrases"`, case and diacritics ignored, CJK by substring (see docs/search.md, "What matches").
+answer (a first build prints progress on stderr), then the reference service searches: relevance,
+then the `--cwd` folder, then recent activity; one row per session, its best message. TEXT is
+loose text (a question or words, every word whole: `textsearch.question`) unless `--strict`
+(every word, the last as a prefix, as typed in the `@` picker). Both: `"quoted phrases"`, case
+and diacritics ignored, CJK by substring (see docs/search.md, "What matches").
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ def _search(args: argparse.Namespace, cwd: str) -> ConversationSearchResult:
                     link.sessions(store), conversations=link.conversations(conversations)
                 )
             vantage = Vantage(id="", cwd=cwd)
-            return asyncio.run(references.search_conversations(vantage, args.text, args.limit))
+            loose = not args.strict
+            text = args.text + " " if loose else args.text  # loose: every word is finished
+            return asyncio.run(references.search_conversations(vantage, text, args.limit, question=loose))
         finally:
             conversations.close()
     finally:

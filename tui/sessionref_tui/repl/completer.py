@@ -32,9 +32,16 @@ from prompt_toolkit.utils import Event
 from sessionref.contract.errors import describe_error
 from sessionref.service.abort import AbortSignal
 
-from sessionref_tui.display import inert, match_spans, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import (
+    close_spans,
+    inert,
+    match_spans,
+    relative_age,
+    truncate_end,
+    truncate_middle,
+)
 from sessionref_tui.lookup import LOOKUP_DEBOUNCE, ConversationLookup, LookupKey, MentionLookupController
-from sessionref_tui.mentions import MentionToken, active_mention_token, mention_for
+from sessionref_tui.mentions import MentionToken, mention_for, mention_token
 from sessionref_tui.snippets import fit_snippet, role_label, snippet_pieces
 from sessionref_tui.source_marks import source_mark
 
@@ -221,11 +228,15 @@ class MentionLookups:
 
     # -- internals -------------------------------------------------------
 
+    def token_in(self, document: Document) -> MentionToken | None:
+        """The `@` word at `document`'s cursor, continued across spaces while the menu has matches."""
+        return mention_token(document.text, document.cursor_position, self.controller.continues_at)
+
     def _token(self) -> MentionToken | None:
         if self._buffer is None:
             return None
         document = self._buffer.document
-        return active_mention_token(document.text, document.cursor_position)
+        return mention_token(document.text, document.cursor_position, self.controller.continues_at)
 
     def _answered(self, result: LookupResult, failure: str | None) -> None:
         self.latest = result
@@ -275,7 +286,7 @@ class SessionMentionCompleter(Completer):
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         """Yield one completion per cached candidate; accepting one inserts its canonical mention token."""
-        token = active_mention_token(document.text, document.cursor_position)
+        token = self._lookups.token_in(document)
         latest = self._lookups.latest
         if token is None or latest is None or latest.token_start != token.start:
             return
@@ -302,14 +313,17 @@ class SessionMentionCompleter(Completer):
             )
 
 
-def highlighted(text: str, needle: str, style: str, match_style: str) -> StyleAndTextTuples:
-    """`text` as fragments with each case-insensitive occurrence of `needle` in `match_style`.
+def highlighted(
+    text: str, needle: str, style: str, match_style: str, *, close: bool = False
+) -> StyleAndTextTuples:
+    """`text` as fragments with each case-insensitive occurrence of `needle` (or, `close`, what
+    matched it loosely: `service.fuzzy_titles`) in `match_style`.
 
     Every piece is passed through `inert`, so data can never drive the terminal.
     """
     fragments: StyleAndTextTuples = []
     position = 0
-    for start, end in match_spans(text, needle):
+    for start, end in close_spans(text, needle) if close else match_spans(text, needle):
         if start > position:
             fragments.append((style, inert(text[position:start])))
         fragments.append((f"{style} {match_style}", inert(text[start:end])))
@@ -322,7 +336,8 @@ def highlighted(text: str, needle: str, style: str, match_style: str) -> StyleAn
 def candidate_label_fragments(candidate: CandidateView, query: str) -> StyleAndTextTuples:
     """The menu's main column: the label, match highlighted, cut to `MAX_LABEL_CELLS`."""
     label = truncate_end(inert(candidate.label), MAX_LABEL_CELLS)
-    return highlighted(label, query, "class:candidate.label", "class:candidate.match")
+    close = getattr(candidate, "close", None) is not None
+    return highlighted(label, query, "class:candidate.label", "class:candidate.match", close=close)
 
 
 def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float) -> StyleAndTextTuples:

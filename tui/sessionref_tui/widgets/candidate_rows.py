@@ -17,7 +17,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
-from sessionref_tui.display import inert, match_spans, relative_age, truncate_middle
+from sessionref_tui.display import close_spans, inert, match_spans, relative_age, truncate_middle
 from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark
 
 SAME_WORKSPACE_MARK: Final = "●"
@@ -73,6 +73,8 @@ class RowFields:
     mark: str = ""
     """The source mark (`CC`, `CX`, `GM`), "" for a session of the store itself."""
     mark_color: str | None = None
+    close: bool = False
+    """A close (not exact) match of the query: its label's highlight is what matched loosely."""
 
     @classmethod
     def of(cls, candidate: CandidateLike, now_ms: float) -> RowFields:
@@ -85,6 +87,7 @@ class RowFields:
             same_workspace=bool(candidate.same_workspace),
             mark=source_mark(candidate.session_id),
             mark_color=source_color(candidate.session_id),
+            close=getattr(candidate, "close", None) is not None,
         )
 
 
@@ -172,9 +175,10 @@ def query_spans(text: str, query: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _matched(text: str, query: str, base: Style | None) -> list[Piece]:
-    """`text` split into pieces, every occurrence of `query` styled as a match over `base`."""
-    spans = query_spans(text, query)
+def _matched(text: str, query: str, base: Style | None, *, close: bool = False) -> list[Piece]:
+    """`text` split into pieces, every occurrence of `query` (or, `close`, what matched it
+    loosely) styled as a match over `base`."""
+    spans = close_spans(text, query) if close else query_spans(text, query)
     if not spans:
         return [(text, base)]
     match = base + MATCH_STYLE if base is not None else MATCH_STYLE
@@ -229,7 +233,7 @@ def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -
         pieces += mark_pieces(fields.mark, fields.mark_color, widths.source_mark)
         used = widths.source_mark + 1
     label = truncate_middle(fields.label, widths.label)
-    pieces += _matched(label, query, None)
+    pieces += _matched(label, query, None, close=fields.close)
     pieces.append((" " * max(0, widths.label - cell_len(label)) + "  ", None))
     used += max(widths.label, cell_len(label)) + 2
     if widths.has_id_column:

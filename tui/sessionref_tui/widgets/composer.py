@@ -299,7 +299,7 @@ class Composer(Vertical):
         """The `@` word the cursor is in, selection or not (where a dismissal belongs)."""
         if self.source is None:
             return None
-        return active_mention_token_in(self.input.chips, self.input.cursor_offset)
+        return active_mention_token_in(self.input.chips, self.input.cursor_offset, self.lookups.continues_at)
 
     def _refresh_token(self) -> None:
         self.lookups.follow(self._token_at_cursor(), can_open=self.input.selection.is_empty)
@@ -344,7 +344,7 @@ class Composer(Vertical):
 
     def _accept(self, candidate: Mentionable) -> None:
         field = self.input
-        token = active_mention_token_in(field.chips, field.cursor_offset)
+        token = active_mention_token_in(field.chips, field.cursor_offset, self.lookups.continues_at)
         self.lookups.accepted()
         if token is None:
             return
