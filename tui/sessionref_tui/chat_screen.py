@@ -46,7 +46,7 @@ from sessionref_tui.widgets.mention_popup import MentionPopup
 from sessionref_tui.widgets.queued import QueuedMessages
 from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
 from sessionref_tui.widgets.status_bar import StatusBar, StatusInfo
-from sessionref_tui.widgets.transcript import Transcript
+from sessionref_tui.widgets.transcript import NewBelowCue, Transcript
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent, TurnFailure
@@ -204,6 +204,8 @@ class ChatScreen(Screen[None]):
         self._unsubscribe: list[Callable[[], None]] = []
         self._unsubscribe_status: Callable[[], None] | None = None
         self._kept_drafts = KeptDrafts()
+        self._typed_drafts: dict[str, str] = {}
+        """What was typed in each session's composer, by session id, while another session is shown."""
         self._submit_signal: AbortSignal | None = None
         self._rehearsed: MentionPopup | None = None
         """The picker while it is rehearsed: frames drawn meanwhile are not written to the terminal."""
@@ -235,6 +237,7 @@ class ChatScreen(Screen[None]):
             yield Sidebar(id="sidebar")
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
+                yield NewBelowCue(id="new-below")
                 yield QueuedMessages(id="queued")
                 yield Composer(
                     MentionSource(lambda: self.workspace, lambda: self.agent, ready=self._ready),
@@ -248,6 +251,7 @@ class ChatScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#inspector").display = self._show_inspector
+        self.query_one(NewBelowCue).display = False
         self.query_one("#body").set_class(self._show_inspector, "-inspecting")
         composer = self.query_one(Composer)
         if self._workspace is not None:
@@ -326,6 +330,7 @@ class ChatScreen(Screen[None]):
         if not message.value.strip() or self._submit_signal is not None or not self.workspace_ready:
             return
         self._submit_signal = AbortSignal()
+        self.query_one(Transcript).follow()  # the message and its reply come into view
         self._send(message.value, self._submit_signal)
 
     @work(group="submit", exit_on_error=False)
@@ -343,6 +348,8 @@ class ChatScreen(Screen[None]):
             composer.show_error(describe_send_error(*describe_error(error, self.workspace.error_log)))
         else:
             composer.clear_if_unchanged(value)
+            if self._typed_drafts.get(target.id) == value:
+                del self._typed_drafts[target.id]  # sent after the user moved on: no longer a draft
             if result.created:
                 self._session_created(result.agent)
         finally:
@@ -405,6 +412,7 @@ class ChatScreen(Screen[None]):
         chip = mention_for(MentionTarget(agent.id, label))
         composer = self.query_one(Composer)
         typed = composer.value
+        composer.value = ""  # the draft moves to the new session instead of staying with this one
         self._open_agent(self.workspace.draft_session())
         composer.value = f"{chip} {typed.lstrip()}" if typed.strip() else f"{chip} "
         composer.focus()
@@ -537,6 +545,7 @@ class ChatScreen(Screen[None]):
         if not draft:
             report = self.workspace.read_log(agent.id)
             events, skipped = report.events, report.skipped_lines
+        self._swap_typed_draft(self.current_session_id, agent.id)
         self._agent = agent
         self.current_session_id = agent.id
         self._follow_status(agent)
@@ -549,6 +558,24 @@ class ChatScreen(Screen[None]):
         self._refresh_status()
         self.refresh_sidebar()
         self._refresh_footer()
+
+    def _swap_typed_draft(self, leaving: str | None, opening: str) -> None:
+        """Keep what was typed for the session being left; show what was typed for the one opened
+        (chips included: the canonical text is kept). Before the first session, the draft typed
+        while the workspace opened belongs to it."""
+        if leaving is None or leaving == opening:
+            return
+        composer = self.query_one(Composer)
+        typed = composer.value
+        if typed.strip():
+            self._typed_drafts[leaving] = typed
+        else:
+            self._typed_drafts.pop(leaving, None)
+        composer.value = self._typed_drafts.pop(opening, "")
+
+    def typed_draft(self, session_id: str) -> str | None:
+        """What was typed in `session_id`'s composer and kept while another session is shown."""
+        return self._typed_drafts.get(session_id)
 
     def _follow_status(self, agent: Agent | DraftSession) -> None:
         """Listen to `agent`'s idle/running changes instead of the previous session's."""
@@ -717,6 +744,14 @@ class ChatScreen(Screen[None]):
     def _sidebar_selected(self, message: Sidebar.SessionSelected) -> None:
         self.open_session(message.session_id)
         self.query_one(Composer).focus()
+
+    @on(Transcript.UnseenBelow)
+    def _unseen_below(self, message: Transcript.UnseenBelow) -> None:
+        self.query_one(NewBelowCue).display = message.unseen
+
+    @on(NewBelowCue.Clicked)
+    def _new_below_clicked(self) -> None:
+        self.query_one(Transcript).follow()
 
     @on(IndexProgressed)
     def _index_progressed(self, message: IndexProgressed) -> None:
