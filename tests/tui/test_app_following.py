@@ -104,3 +104,15 @@ async def test_a_new_sessions_draft_does_not_follow_into_another_session(tmp_pat
         await settle(pilot)
         retry_users = [e for e in harness.events(session_id_for("retry")) if e["type"] == "user/message"]
         assert all("never sent" not in str(event) for event in retry_users)
+
+
+async def test_the_palettes_clear_the_draft_empties_the_composer(tmp_path: Path) -> None:
+    harness = build_harness(tmp_path, open_session="retry")
+    async with harness.app.run_test(size=SIZE) as pilot:
+        chat = pilot.app.chat
+        assert not chat.check_action("clear_draft", ())  # nothing to clear: not offered
+        await pilot.press(*"start over")
+        assert chat.check_action("clear_draft", ())
+        await chat.run_action("clear_draft")
+        await settle(pilot)
+        assert pilot.app.query_one(Composer).value == ""

@@ -76,3 +76,18 @@ class TestLogicalLines:
             await pilot.press("ctrl+k")
             await settle(pilot)
             assert app.composer.value == "\nlast"
+
+
+class TestClearDraft:
+    async def test_clear_draft_empties_the_composer_and_undo_brings_the_chips_back(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test(size=(40, 24)) as pilot:
+            app.composer.value = f"first\n{CHIPS}"
+            await settle(pilot)
+            app.composer.input.clear_draft()
+            await settle(pilot)
+            assert app.composer.value == ""
+            await pilot.press("ctrl+z")
+            await settle(pilot)
+            assert app.composer.value == f"first\n{CHIPS}"
+            assert len(app.composer.input.chips.chips) == len(SESSIONS)

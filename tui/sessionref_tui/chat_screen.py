@@ -129,6 +129,7 @@ NEEDS_WORKSPACE = frozenset(
         "stop_turn",
         "toggle_sidebar",
         "mention_in_new_session",
+        "explain_read_only",
     )
 )
 """Actions unavailable until the workspace is open (the sidebar is a placeholder until then)."""
@@ -141,6 +142,10 @@ that mentions the one on screen, with the draft (the refusal names it; the foote
 REHEARSAL_LIMIT = 0.5
 """Seconds after which an unseen rehearsal of the picker ends even if no frame laid it out (a
 safety net: frames are not written to the terminal while it lasts; it normally takes one frame)."""
+
+SIDEBAR_MIN_WIDTH = 90
+"""Below this many columns the sidebar hides itself (`SessionrefApp.HORIZONTAL_BREAKPOINTS`, app.tcss);
+Ctrl+G brings it back."""
 
 COMPACT_KEY = "f8"
 """Compaction asks first and is rare: it is in the palette and on a key nobody presses by reflex.
@@ -162,8 +167,10 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "switch_session", "Switch"),
         Binding("ctrl+r", "rename", "Rename"),
+        Binding("ctrl+r", "explain_read_only('renamed')", show=False),
         Binding("ctrl+l", "redraw", "Redraw", show=False),
-        Binding(COMPACT_KEY, "compact", "Compact", show=False),
+        Binding(COMPACT_KEY, "compact", "Compact"),
+        Binding(COMPACT_KEY, "explain_read_only('compacted')", show=False),
         Binding(MENTION_IN_NEW_SESSION, "mention_in_new_session", "New session mentioning it"),
         Binding("ctrl+t", "toggle_inspector", "Inspector"),
         Binding("ctrl+g", "toggle_sidebar", "Sidebar"),
@@ -257,7 +264,7 @@ class ChatScreen(Screen[None]):
         if self._workspace is not None:
             self._start()
         else:
-            self.query_one(Sidebar).display = False
+            self.query_one(Sidebar).add_class("-opening")
             composer.set_busy(True, "Opening sessions…")
         composer.focus()
 
@@ -313,7 +320,7 @@ class ChatScreen(Screen[None]):
         self._workspace = workspace
         for loading in self.query(StoreLoading):
             loading.remove()
-        self.query_one(Sidebar).display = True
+        self.query_one(Sidebar).remove_class("-opening")
         self.query_one(Composer).set_busy(False)
         self._start()
 
@@ -374,8 +381,10 @@ class ChatScreen(Screen[None]):
                 and is_agent(agent)
                 and (agent.status == "running" or bool(self.workspace.queued(agent)))
             )
-        if action == "mention_in_new_session":
+        if action in ("mention_in_new_session", "explain_read_only"):
             return is_agent(agent) and not agent.writable
+        if action == "clear_draft":
+            return bool(self.query_one(Composer).value)
         if action in ("rename", "compact"):
             # Not before the session exists (a draft), nor for a read-only (DSH .zstd) session;
             # one compaction at a time.
@@ -446,6 +455,20 @@ class ChatScreen(Screen[None]):
             text = error_text(error, "Could not rename the session", self.workspace.error_log)
             self.notify(text, severity="error", markup=False)
 
+    def action_explain_read_only(self, verb: str) -> None:
+        """A key that changes the session was pressed on a read-only one: say why nothing happens."""
+        self.notify(
+            f"This session is read-only: it cannot be {verb}. "
+            "Ctrl+F continues in a new session mentioning it.",
+            markup=False,
+        )
+
+    def action_clear_draft(self) -> None:
+        """Empty the composer (an edit like any other: Ctrl+Z in the composer brings it back)."""
+        composer = self.query_one(Composer)
+        composer.input.clear_draft()
+        composer.focus()
+
     def action_redraw(self) -> None:
         """Paint the whole screen again (Ctrl+L): what another program wrote over it goes away."""
         self.refresh()
@@ -484,9 +507,13 @@ class ChatScreen(Screen[None]):
         self.query_one("#body").set_class(inspector.display, "-inspecting")
 
     def action_toggle_sidebar(self) -> None:
-        """Show or hide the sessions sidebar."""
+        """Show or hide the sessions sidebar. Below `SIDEBAR_MIN_WIDTH` columns (or beside the
+        inspector on a medium screen) it hides itself; this brings it back, and the user's choice
+        then holds at any width (classes, not an inline style, so the width rules still apply)."""
         sidebar = self.query_one(Sidebar)
-        sidebar.display = not sidebar.display
+        shown = sidebar.display
+        sidebar.set_class(not shown, "-shown")
+        sidebar.set_class(shown, "-hidden")
 
     def follow_workspace(self) -> None:
         """Subscribe to the store's log events and the workspace's queue and returned drafts."""
