@@ -26,8 +26,8 @@ DSH_NOTE: Final = (
 )
 READ_STORE_HELP: Final = (
     "session store directory (default: $SESSIONREF_HOME, else the platform's user data directory). "
-    "A store named here must exist (error CLI_STORE_NOT_FOUND otherwise); `sessionref chat` or "
-    "`sessionref repl` creates it. Before the default store exists, other agents' histories are still read "
+    "It must exist (error CLI_STORE_NOT_FOUND otherwise); `sessionref chat` or `sessionref repl` creates "
+    "it. Before the default store exists, other agents' histories are still read "
     "(their index is kept in the cache directory). " + DSH_NOTE
 )
 WRITE_STORE_HELP: Final = (
