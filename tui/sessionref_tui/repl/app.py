@@ -316,7 +316,8 @@ class LineMode:
         buffer.complete_state = None
 
     def interrupt(self) -> None:
-        """Ctrl+C: cancel a prepare, else cancel a running reply, else clear the prompt, else arm/exit."""
+        """Ctrl+C: cancel a prepare, else cancel a running reply, else (once) keep the messages that
+        just came back, else clear the prompt, else arm/exit (exit only on a prompt that was empty)."""
         buffer = self.session.default_buffer
         if self._preparing is not None:
             self._preparing.abort("cancelled by Ctrl+C")
@@ -326,6 +327,13 @@ class LineMode:
         if isinstance(target, Agent) and (target.status == "running" or self.queue.count):
             self.transcript.notice("stopping the reply…")
             self.in_background("stop", self._stop(target))
+            return
+        if self.drafts.holds_returned():
+            # A second Ctrl+C right after the stopped reply's messages came back: they stay.
+            self.drafts.take_returned()
+            self.transcript.notice(
+                "the messages that came back are in the prompt: Enter sends them, Ctrl+C clears"
+            )
             return
         if buffer.text:
             buffer.append_to_history()  # Ctrl+C clears the line, but nothing typed is lost
