@@ -47,6 +47,7 @@ from sessionref_tui.repl.prompt_wrap import PROMPT, WordWrapProcessor, continuat
 from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.session_feed import SessionFeed
 from sessionref_tui.repl.transcript import Transcript
+from sessionref_tui.submit_errors import READ_ONLY_CODES
 
 if TYPE_CHECKING:
     from sessionref.host.workspace import Workspace
@@ -206,6 +207,10 @@ class LineMode:
                 failure.code, f"the reply stopped and the log could not record it: {failure.message}"
             )
 
+    def start_prompt_with(self, text: str) -> None:
+        """Put canonical `text` at the start of the prompt, now or when the next prompt starts."""
+        self.drafts.start_with(text)
+
     def in_background(self, label: str, work: Awaitable[None]) -> None:
         """Run `work` as a task; its failure is printed with its code, never raised."""
 
@@ -279,7 +284,10 @@ class LineMode:
             raise
         except Exception as error:
             self.drafts.restore_failed(text)
-            self.transcript.error(*describe_error(error, self.workspace.error_log))
+            code, message = describe_error(error, self.workspace.error_log)
+            self.transcript.error(code, message)
+            if code in READ_ONLY_CODES:
+                self.transcript.notice("/continue starts a new session that mentions this one")
             return
         finally:
             if self._preparing is signal:

@@ -70,6 +70,12 @@ class PromptDrafts:
         self._loaded()
         self._invalidate()
 
+    def start_with(self, text: str) -> None:
+        """Put `text` at the start of the prompt (now, or when the next prompt starts), before
+        anything typed: a new session's first words (`/continue`)."""
+        self.put_back([text])
+        self._returned_text = None
+
     def holds_returned(self) -> bool:
         """Whether the prompt still holds exactly what it held when returned messages were put in:
         a Ctrl+C meant for the stopped reply must not wipe them (`take_returned` once warned)."""
