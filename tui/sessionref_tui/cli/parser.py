@@ -95,7 +95,8 @@ With --json the output is JSON, and so is a failure: {"error": {"code", "message
 TOP_EPILOG: Final = f"""\
 {DSH_EPILOG}
 {EXIT_EPILOG}
-`sessions`, `search`, `show`, `mention` and `prepare` take --json for machine-readable output."""
+`sessions`, `search`, `show`, `mention`, `prepare`, `snapshot` and `sources` take --json for
+machine-readable output."""
 
 SEARCH_DESCRIPTION: Final = (
     "Find sessions by what was said in them (your messages, the assistant's, compaction summaries; never "
@@ -242,7 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=VersionAction, help="show the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # The description lists the commands once, with their arguments: argparse's own list is not shown.
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, help="a command above; COMMAND --help says more"
+    )
 
     def add(
         name: str,
@@ -253,7 +257,6 @@ def build_parser() -> argparse.ArgumentParser:
     ) -> argparse.ArgumentParser:
         return commands.add_parser(
             name,
-            help=help_text,
             description=description or help_text,
             parents=list(parents),
             epilog=_epilog(with_json=as_json in parents, dsh=dsh),
