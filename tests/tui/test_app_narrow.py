@@ -92,3 +92,19 @@ async def test_on_a_read_only_session_f8_and_ctrl_r_say_why_nothing_happens(tmp_
         await settle(pilot)
         assert any("cannot be renamed" in notice for notice in notices(pilot))
         assert pilot.app.screen is pilot.app.chat
+
+
+async def test_the_rename_dialog_keeps_the_old_title_to_edit_not_selected(tmp_path: Path) -> None:
+    from sessionref_tui.screens.rename import RenameScreen
+    from textual.widgets import Input
+
+    harness = build_harness(tmp_path, open_session="retry")
+    async with harness.app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, RenameScreen)
+        field = pilot.app.screen.query_one(Input)
+        assert field.selection.is_empty and field.cursor_position == len(field.value)
+        await pilot.press(*" (v2)", "enter")
+        await settle(pilot)
+        assert harness.store.title(harness.current_id) == "Fix flaky retry test in payments (v2)"
