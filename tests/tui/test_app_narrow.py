@@ -108,3 +108,23 @@ async def test_the_rename_dialog_keeps_the_old_title_to_edit_not_selected(tmp_pa
         await pilot.press(*" (v2)", "enter")
         await settle(pilot)
         assert harness.store.title(harness.current_id) == "Fix flaky retry test in payments (v2)"
+
+
+async def test_a_long_referenced_sessions_header_is_cut_with_an_ellipsis(tmp_path: Path) -> None:
+    from sessionref_tui.widgets.transcript import SnapshotView
+
+    harness = build_harness(tmp_path)
+    async with harness.app.run_test(size=(60, 30)) as pilot:
+        for query in ("flaky", "postgres", "incident"):
+            await pilot.press("@", *query)
+            await settle(pilot)
+            await pilot.press("tab")
+            await pilot.pause()
+        await pilot.press(*"compare", "enter")
+        await settle(pilot)
+        await pilot.app.chat.agent.wait_idle()
+        await settle(pilot)
+        title = pilot.app.query_one(SnapshotView).query_one("CollapsibleTitle")
+        line = title.render_line(0).text
+        assert line.startswith("▶ Referenced sessions · Fix flaky")
+        assert line.rstrip().endswith("…")
