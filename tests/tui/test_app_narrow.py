@@ -128,3 +128,17 @@ async def test_a_long_referenced_sessions_header_is_cut_with_an_ellipsis(tmp_pat
         line = title.render_line(0).text
         assert line.startswith("▶ Referenced sessions · Fix flaky")
         assert line.rstrip().endswith("…")
+
+
+async def test_notifications_never_cover_the_composer(tmp_path: Path) -> None:
+    from sessionref_tui.widgets.composer import Composer
+
+    harness = build_harness(tmp_path, open_session="retry")
+    async with harness.app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        pilot.app.notify("Session compacted: earlier messages are now summarised.")
+        await pilot.pause()
+        await pilot.pause()
+        toast = pilot.app.screen.query_one("Toast")
+        assert toast.region.height > 0
+        assert not toast.region.overlaps(pilot.app.query_one(Composer).region)
