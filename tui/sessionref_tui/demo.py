@@ -194,6 +194,12 @@ def _long_incident_talk() -> list[tuple[str, str]]:
     return exchanges
 
 
+def _steady_age(age_ms: int) -> int:
+    """`age_ms` plus half of the unit its age is shown in (hours, days or weeks, as `relative_age`)."""
+    unit = max((u for u in (HOUR_MS, DAY_MS, 7 * DAY_MS) if u <= age_ms), default=MINUTE_MS)
+    return age_ms + unit // 2
+
+
 def seed_demo_store(store: Any, cwd: str, *, now_ms: int | None = None) -> list[str]:
     """Write the demo sessions and return their ids, newest first.
 
@@ -215,9 +221,12 @@ def seed_demo_store(store: Any, cwd: str, *, now_ms: int | None = None) -> list[
     ]
     ids: list[str] = []
     for name, session_cwd, age, talk, title in plan:
-        session_id = _new(store, name, cwd=session_cwd, age_ms=age, now_ms=now)
+        # Last active `age` and half an age unit ago ("2h" stays "2h" for half an hour, "3d" half a
+        # day): ages do not tick over moments after the demo starts. Created a minute per turn earlier.
+        steady = _steady_age(age)
+        session_id = _new(store, name, cwd=session_cwd, age_ms=steady + len(talk) * MINUTE_MS, now_ms=now)
         # Stamped at its age, not at seeding time: the picker orders sessions by last activity.
-        last = _write_conversation(store, session_id, talk, now - age)
+        last = _write_conversation(store, session_id, talk, now - steady - len(talk) * MINUTE_MS)
         if title is not None:
             store.rename(session_id, title, time_ms=last)
         ids.append(session_id)
