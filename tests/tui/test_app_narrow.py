@@ -142,3 +142,16 @@ async def test_notifications_never_cover_the_composer(tmp_path: Path) -> None:
         toast = pilot.app.screen.query_one("Toast")
         assert toast.region.height > 0
         assert not toast.region.overlaps(pilot.app.query_one(Composer).region)
+
+
+async def test_at_80_columns_every_key_that_applies_fits_in_the_footer(tmp_path: Path) -> None:
+    from textual.widgets import Footer
+
+    harness = build_harness(tmp_path, open_session="retry")
+    async with harness.app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        keys = footer_keys(pilot)
+        assert {"ctrl+q", "ctrl+o", "ctrl+r", "f8", "ctrl+t", "ctrl+g"} <= keys
+        footer = pilot.app.query_one(Footer)
+        assert all(key.region.right <= footer.region.right for key in pilot.app.query("FooterKey"))
+        assert footer.max_scroll_x == 0, "nothing of the footer is cut off"

@@ -28,6 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -771,6 +772,17 @@ class ChatScreen(Screen[None]):
     def _sidebar_selected(self, message: Sidebar.SessionSelected) -> None:
         self.open_session(message.session_id)
         self.query_one(Composer).focus()
+
+    def on_resize(self, event: Resize) -> None:
+        """Below `SIDEBAR_MIN_WIDTH` columns the footer is compact (less space between keys) and leaves
+        Ctrl+J to the composer's placeholder and Ctrl+P to the welcome text, so the keys that apply
+        fit an 80-column terminal (both keys still work)."""
+        narrow = event.size.width < SIDEBAR_MIN_WIDTH
+        footer = self.query_one(Footer)
+        footer.compact = narrow
+        footer.show_command_palette = not narrow
+        self.query_one(Composer).newline_key_in_footer = not narrow
+        self.refresh_bindings()
 
     @on(Transcript.UnseenBelow)
     def _unseen_below(self, message: Transcript.UnseenBelow) -> None:
