@@ -116,3 +116,15 @@ async def test_the_palettes_clear_the_draft_empties_the_composer(tmp_path: Path)
         await chat.run_action("clear_draft")
         await settle(pilot)
         assert pilot.app.query_one(Composer).value == ""
+
+
+async def test_the_demo_shows_a_context_row_from_a_plugin(tmp_path: Path) -> None:
+    from sessionref_tui.widgets.transcript import ContextView
+
+    harness = build_harness(tmp_path, open_session="migration")
+    async with harness.app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        (context,) = pilot.app.query(ContextView).results()
+        assert str(context.title).startswith("Context from dsh-runtime-context")
+        prompts = [view.text for view in pilot.app.query(UserMessageView)]
+        assert not any("Working directory" in text for text in prompts)
