@@ -19,6 +19,8 @@ from textual.pilot import Pilot
 
 WIDE = (130, 36)
 NARROW = (60, 30)
+TERMINAL = (80, 24)
+"""A default terminal: what a first-time user sees."""
 
 RunBefore = Callable[[Pilot[Any]], Awaitable[None]]
 
@@ -288,6 +290,12 @@ SCENARIOS: dict[str, Scenario] = {
             said_in_conversation,
         ),
         Scenario("narrow-popup", "The picker at 60 columns", NARROW, narrow_popup),
+        Scenario(
+            "terminal-popup",
+            "An 80×24 terminal: no sidebar, the picker's rows without ids, the footer whole",
+            TERMINAL,
+            popup_with_sources,
+        ),
         Scenario(
             "hostile-narrow", "Hostile title and text shown literally, 60 columns", NARROW, hostile_narrow
         ),

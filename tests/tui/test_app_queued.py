@@ -120,5 +120,9 @@ async def test_drafts_of_a_session_not_on_screen_wait_until_it_is_opened(tmp_pat
         assert any("kept as that session's draft" in notice for notice in notices(pilot))
         pilot.app.chat.open_session(replying.id)
         await settle(pilot)
-        assert composer.value == "a follow-up\n\ntyped here"
+        # What was typed in the other session stays with it (issue 21: drafts belong to their session).
+        assert composer.value == "a follow-up"
         assert "1 unsent message is back in the composer." in notices(pilot)
+        pilot.app.chat.open_session(session_id_for("retry"))
+        await settle(pilot)
+        assert composer.value == "typed here"

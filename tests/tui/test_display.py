@@ -178,3 +178,14 @@ def test_truncate_start_keeps_the_end_and_never_splits_a_wide_character() -> Non
     assert truncate_start("streamed words", 8) == "…d words"
     assert truncate_start("漢字の題名", 6) == "…題名"  # 5 cells: a wide character is never halved
     assert truncate_start("abc", 0) == ""
+
+
+def test_a_markdown_glimpse_reads_as_plain_text() -> None:
+    from sessionref_tui.display import markdown_glimpse
+
+    assert markdown_glimpse("Done: `actions/cache` keyed on **the lock file**") == (
+        "Done: actions/cache keyed on the lock file"
+    )
+    assert markdown_glimpse("## Plan") == "Plan"
+    assert markdown_glimpse("- see [the docs](https://example.org/x) first") == "see the docs first"
+    assert markdown_glimpse("1. a * b = c") == "a * b = c"

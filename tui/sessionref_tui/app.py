@@ -30,7 +30,7 @@ from textual import on, work
 from textual.app import App
 from textual.screen import Screen
 
-from sessionref_tui.chat_screen import ChatScreen, Clock
+from sessionref_tui.chat_screen import SIDEBAR_MIN_WIDTH, ChatScreen, Clock
 from sessionref_tui.display import inert
 from sessionref_tui.palette import AppCommands
 from sessionref_tui.store_loading import (
@@ -72,7 +72,7 @@ class SessionrefApp(App[None]):
     # Textual declares it without ClassVar (so it is, to mypy, an instance variable).
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [  # noqa: RUF012
         (0, "-narrow"),
-        (90, "-medium"),
+        (SIDEBAR_MIN_WIDTH, "-medium"),
         (150, "-wide"),
     ]
     COMMANDS = App.COMMANDS | {AppCommands}

@@ -28,6 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -46,7 +47,7 @@ from sessionref_tui.widgets.mention_popup import MentionPopup
 from sessionref_tui.widgets.queued import QueuedMessages
 from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
 from sessionref_tui.widgets.status_bar import StatusBar, StatusInfo
-from sessionref_tui.widgets.transcript import Transcript
+from sessionref_tui.widgets.transcript import NewBelowCue, Transcript
 
 if TYPE_CHECKING:
     from sessionref.agent import Agent, TurnFailure
@@ -129,6 +130,7 @@ NEEDS_WORKSPACE = frozenset(
         "stop_turn",
         "toggle_sidebar",
         "mention_in_new_session",
+        "explain_read_only",
     )
 )
 """Actions unavailable until the workspace is open (the sidebar is a placeholder until then)."""
@@ -141,6 +143,10 @@ that mentions the one on screen, with the draft (the refusal names it; the foote
 REHEARSAL_LIMIT = 0.5
 """Seconds after which an unseen rehearsal of the picker ends even if no frame laid it out (a
 safety net: frames are not written to the terminal while it lasts; it normally takes one frame)."""
+
+SIDEBAR_MIN_WIDTH = 90
+"""Below this many columns the sidebar hides itself (`SessionrefApp.HORIZONTAL_BREAKPOINTS`, app.tcss);
+Ctrl+G brings it back."""
 
 COMPACT_KEY = "f8"
 """Compaction asks first and is rare: it is in the palette and on a key nobody presses by reflex.
@@ -162,8 +168,10 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+n", "new_session", "New"),
         Binding("ctrl+o", "switch_session", "Switch"),
         Binding("ctrl+r", "rename", "Rename"),
+        Binding("ctrl+r", "explain_read_only('renamed')", show=False),
         Binding("ctrl+l", "redraw", "Redraw", show=False),
-        Binding(COMPACT_KEY, "compact", "Compact", show=False),
+        Binding(COMPACT_KEY, "compact", "Compact"),
+        Binding(COMPACT_KEY, "explain_read_only('compacted')", show=False),
         Binding(MENTION_IN_NEW_SESSION, "mention_in_new_session", "New session mentioning it"),
         Binding("ctrl+t", "toggle_inspector", "Inspector"),
         Binding("ctrl+g", "toggle_sidebar", "Sidebar"),
@@ -204,6 +212,8 @@ class ChatScreen(Screen[None]):
         self._unsubscribe: list[Callable[[], None]] = []
         self._unsubscribe_status: Callable[[], None] | None = None
         self._kept_drafts = KeptDrafts()
+        self._typed_drafts: dict[str, str] = {}
+        """What was typed in each session's composer, by session id, while another session is shown."""
         self._submit_signal: AbortSignal | None = None
         self._rehearsed: MentionPopup | None = None
         """The picker while it is rehearsed: frames drawn meanwhile are not written to the terminal."""
@@ -235,6 +245,7 @@ class ChatScreen(Screen[None]):
             yield Sidebar(id="sidebar")
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
+                yield NewBelowCue(id="new-below")
                 yield QueuedMessages(id="queued")
                 yield Composer(
                     MentionSource(lambda: self.workspace, lambda: self.agent, ready=self._ready),
@@ -248,12 +259,13 @@ class ChatScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#inspector").display = self._show_inspector
+        self.query_one(NewBelowCue).display = False
         self.query_one("#body").set_class(self._show_inspector, "-inspecting")
         composer = self.query_one(Composer)
         if self._workspace is not None:
             self._start()
         else:
-            self.query_one(Sidebar).display = False
+            self.query_one(Sidebar).add_class("-opening")
             composer.set_busy(True, "Opening sessions…")
         composer.focus()
 
@@ -309,7 +321,7 @@ class ChatScreen(Screen[None]):
         self._workspace = workspace
         for loading in self.query(StoreLoading):
             loading.remove()
-        self.query_one(Sidebar).display = True
+        self.query_one(Sidebar).remove_class("-opening")
         self.query_one(Composer).set_busy(False)
         self._start()
 
@@ -326,6 +338,7 @@ class ChatScreen(Screen[None]):
         if not message.value.strip() or self._submit_signal is not None or not self.workspace_ready:
             return
         self._submit_signal = AbortSignal()
+        self.query_one(Transcript).follow()  # the message and its reply come into view
         self._send(message.value, self._submit_signal)
 
     @work(group="submit", exit_on_error=False)
@@ -343,6 +356,8 @@ class ChatScreen(Screen[None]):
             composer.show_error(describe_send_error(*describe_error(error, self.workspace.error_log)))
         else:
             composer.clear_if_unchanged(value)
+            if self._typed_drafts.get(target.id) == value:
+                del self._typed_drafts[target.id]  # sent after the user moved on: no longer a draft
             if result.created:
                 self._session_created(result.agent)
         finally:
@@ -367,8 +382,10 @@ class ChatScreen(Screen[None]):
                 and is_agent(agent)
                 and (agent.status == "running" or bool(self.workspace.queued(agent)))
             )
-        if action == "mention_in_new_session":
+        if action in ("mention_in_new_session", "explain_read_only"):
             return is_agent(agent) and not agent.writable
+        if action == "clear_draft":
+            return bool(self.query_one(Composer).value)
         if action in ("rename", "compact"):
             # Not before the session exists (a draft), nor for a read-only (DSH .zstd) session;
             # one compaction at a time.
@@ -405,6 +422,7 @@ class ChatScreen(Screen[None]):
         chip = mention_for(MentionTarget(agent.id, label))
         composer = self.query_one(Composer)
         typed = composer.value
+        composer.value = ""  # the draft moves to the new session instead of staying with this one
         self._open_agent(self.workspace.draft_session())
         composer.value = f"{chip} {typed.lstrip()}" if typed.strip() else f"{chip} "
         composer.focus()
@@ -437,6 +455,20 @@ class ChatScreen(Screen[None]):
         except Exception as error:
             text = error_text(error, "Could not rename the session", self.workspace.error_log)
             self.notify(text, severity="error", markup=False)
+
+    def action_explain_read_only(self, verb: str) -> None:
+        """A key that changes the session was pressed on a read-only one: say why nothing happens."""
+        self.notify(
+            f"This session is read-only: it cannot be {verb}. "
+            "Ctrl+F continues in a new session mentioning it.",
+            markup=False,
+        )
+
+    def action_clear_draft(self) -> None:
+        """Empty the composer (an edit like any other: Ctrl+Z in the composer brings it back)."""
+        composer = self.query_one(Composer)
+        composer.input.clear_draft()
+        composer.focus()
 
     def action_redraw(self) -> None:
         """Paint the whole screen again (Ctrl+L): what another program wrote over it goes away."""
@@ -476,9 +508,13 @@ class ChatScreen(Screen[None]):
         self.query_one("#body").set_class(inspector.display, "-inspecting")
 
     def action_toggle_sidebar(self) -> None:
-        """Show or hide the sessions sidebar."""
+        """Show or hide the sessions sidebar. Below `SIDEBAR_MIN_WIDTH` columns (or beside the
+        inspector on a medium screen) it hides itself; this brings it back, and the user's choice
+        then holds at any width (classes, not an inline style, so the width rules still apply)."""
         sidebar = self.query_one(Sidebar)
-        sidebar.display = not sidebar.display
+        shown = sidebar.display
+        sidebar.set_class(not shown, "-shown")
+        sidebar.set_class(shown, "-hidden")
 
     def follow_workspace(self) -> None:
         """Subscribe to the store's log events and the workspace's queue and returned drafts."""
@@ -537,6 +573,7 @@ class ChatScreen(Screen[None]):
         if not draft:
             report = self.workspace.read_log(agent.id)
             events, skipped = report.events, report.skipped_lines
+        self._swap_typed_draft(self.current_session_id, agent.id)
         self._agent = agent
         self.current_session_id = agent.id
         self._follow_status(agent)
@@ -549,6 +586,24 @@ class ChatScreen(Screen[None]):
         self._refresh_status()
         self.refresh_sidebar()
         self._refresh_footer()
+
+    def _swap_typed_draft(self, leaving: str | None, opening: str) -> None:
+        """Keep what was typed for the session being left; show what was typed for the one opened
+        (chips included: the canonical text is kept). Before the first session, the draft typed
+        while the workspace opened belongs to it."""
+        if leaving is None or leaving == opening:
+            return
+        composer = self.query_one(Composer)
+        typed = composer.value
+        if typed.strip():
+            self._typed_drafts[leaving] = typed
+        else:
+            self._typed_drafts.pop(leaving, None)
+        composer.value = self._typed_drafts.pop(opening, "")
+
+    def typed_draft(self, session_id: str) -> str | None:
+        """What was typed in `session_id`'s composer and kept while another session is shown."""
+        return self._typed_drafts.get(session_id)
 
     def _follow_status(self, agent: Agent | DraftSession) -> None:
         """Listen to `agent`'s idle/running changes instead of the previous session's."""
@@ -717,6 +772,25 @@ class ChatScreen(Screen[None]):
     def _sidebar_selected(self, message: Sidebar.SessionSelected) -> None:
         self.open_session(message.session_id)
         self.query_one(Composer).focus()
+
+    def on_resize(self, event: Resize) -> None:
+        """Below `SIDEBAR_MIN_WIDTH` columns the footer is compact (less space between keys) and leaves
+        Ctrl+J to the composer's placeholder and Ctrl+P to the welcome text, so the keys that apply
+        fit an 80-column terminal (both keys still work)."""
+        narrow = event.size.width < SIDEBAR_MIN_WIDTH
+        footer = self.query_one(Footer)
+        footer.compact = narrow
+        footer.show_command_palette = not narrow
+        self.query_one(Composer).newline_key_in_footer = not narrow
+        self.refresh_bindings()
+
+    @on(Transcript.UnseenBelow)
+    def _unseen_below(self, message: Transcript.UnseenBelow) -> None:
+        self.query_one(NewBelowCue).display = message.unseen
+
+    @on(NewBelowCue.Clicked)
+    def _new_below_clicked(self) -> None:
+        self.query_one(Transcript).follow()
 
     @on(IndexProgressed)
     def _index_progressed(self, message: IndexProgressed) -> None:

@@ -48,8 +48,23 @@ def _assistant(turn: int, text: str) -> dict[str, Any]:
     }
 
 
-def _write_conversation(store: Any, session_id: str, exchanges: list[tuple[str, str]], start_ms: int) -> int:
-    """Append each (prompt, reply) as one complete turn, framed like the agent frames it, a minute apart.
+RUNTIME_CONTEXT: tuple[str, str] = (
+    "dsh-runtime-context",
+    "Working directory: /srv/billing-service · branch main · Postgres 12.17 in production, 16.4 in staging.",
+)
+"""What a DSH plugin injects before a session's first prompt: the transcript shows it as a
+"Context from dsh-runtime-context" row, never as the user's words (docs/app.md)."""
+
+
+def _write_conversation(
+    store: Any,
+    session_id: str,
+    exchanges: list[tuple[str, str]],
+    start_ms: int,
+    context: tuple[str, str] | None = None,
+) -> int:
+    """Append each (prompt, reply) as one complete turn, framed like the agent frames it, a minute apart;
+    `context` (plugin, text) is injected before the first prompt, as a plugin does.
 
     Returns the time of the last turn (the session's last activity).
     """
@@ -57,11 +72,18 @@ def _write_conversation(store: Any, session_id: str, exchanges: list[tuple[str, 
     for turn, (prompt, reply) in enumerate(exchanges, start=1):
         message = make_user_message(prompt)
         message["id"] = str(uuid.uuid5(DEMO_NAMESPACE, f"{session_id}-prompt-{turn}"))
+        injected: list[dict[str, Any]] = []
+        if context is not None and turn == 1:
+            plugin, text = context
+            context_message = make_user_message(text, {"kind": "plugin", "plugin": plugin})
+            context_message["id"] = str(uuid.uuid5(DEMO_NAMESPACE, f"{session_id}-context"))
+            injected.append({"type": "user/message", "data": context_message, "surfaceOp": "append"})
         store.append(
             session_id,
             [
                 {"type": "turn/start", "data": {"turn": turn}},
                 {"type": "step/start", "data": {"turn": turn, "step": 1}},
+                *injected,
                 {"type": "user/message", "data": message, "surfaceOp": "append"},
                 _assistant(turn, reply),
                 {"type": "step/end", "data": {"turn": turn, "step": 1}},
@@ -194,6 +216,12 @@ def _long_incident_talk() -> list[tuple[str, str]]:
     return exchanges
 
 
+def _steady_age(age_ms: int) -> int:
+    """`age_ms` plus half of the unit its age is shown in (hours, days or weeks, as `relative_age`)."""
+    unit = max((u for u in (HOUR_MS, DAY_MS, 7 * DAY_MS) if u <= age_ms), default=MINUTE_MS)
+    return age_ms + unit // 2
+
+
 def seed_demo_store(store: Any, cwd: str, *, now_ms: int | None = None) -> list[str]:
     """Write the demo sessions and return their ids, newest first.
 
@@ -215,9 +243,13 @@ def seed_demo_store(store: Any, cwd: str, *, now_ms: int | None = None) -> list[
     ]
     ids: list[str] = []
     for name, session_cwd, age, talk, title in plan:
-        session_id = _new(store, name, cwd=session_cwd, age_ms=age, now_ms=now)
+        # Last active `age` and half an age unit ago ("2h" stays "2h" for half an hour, "3d" half a
+        # day): ages do not tick over moments after the demo starts. Created a minute per turn earlier.
+        steady = _steady_age(age)
+        session_id = _new(store, name, cwd=session_cwd, age_ms=steady + len(talk) * MINUTE_MS, now_ms=now)
         # Stamped at its age, not at seeding time: the picker orders sessions by last activity.
-        last = _write_conversation(store, session_id, talk, now - age)
+        context = RUNTIME_CONTEXT if name == "migration" else None
+        last = _write_conversation(store, session_id, talk, now - steady - len(talk) * MINUTE_MS, context)
         if title is not None:
             store.rename(session_id, title, time_ms=last)
         ids.append(session_id)

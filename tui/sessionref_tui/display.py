@@ -12,6 +12,7 @@ not reach a terminal raw.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from rich.cells import cell_len
@@ -219,3 +220,16 @@ def home_relative(path: str, home: str | None) -> str:
     if path.startswith(home + "/"):
         return "~" + path[len(home) :]
     return path
+
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_MARKDOWN_EMPHASIS = re.compile(r"(\*\*|__|`+|~~)")
+_MARKDOWN_LINE_START = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)+")
+
+
+def markdown_glimpse(text: str) -> str:
+    """One line of Markdown as a reader sees it: heading, quote and list markers, emphasis and code
+    marks dropped, links as their text. For one-line glimpses (the picker preview), not rendering."""
+    line = _MARKDOWN_LINE_START.sub("", text)
+    line = _MARKDOWN_LINK.sub(r"\1", line)
+    return _MARKDOWN_EMPHASIS.sub("", line)

@@ -59,6 +59,7 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
     AppCommand("Compact session…", "Summarise the conversation so far, after asking (F8)", "compact"),
     AppCommand("Toggle inspector", "Show or hide the live log of this session (Ctrl+T)", "toggle_inspector"),
     AppCommand("Toggle sidebar", "Show or hide the sessions list (Ctrl+G)", "toggle_sidebar"),
+    AppCommand("Clear the draft", "Empty the composer (Ctrl+Z there brings it back)", "clear_draft"),
 )
 
 
@@ -98,7 +99,8 @@ def session_hit_display(
 
 
 class AppCommands(Provider):
-    """New, switch, rename, compact, continue from a read-only session and the two toggles, by name;
+    """New, switch, rename, compact, continue from a read-only session, the two toggles and clearing
+    the draft, by name;
     only those that can run now are offered."""
 
     def _run(self, action: str) -> Callable[[], object]:

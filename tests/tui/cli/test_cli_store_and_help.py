@@ -173,3 +173,12 @@ def test_demo_help_explains_the_throwaway_store(capsys) -> None:
     code, out, _ = run(capsys, "demo", "--help")
     assert code == EXIT_OK
     assert "deleted when you quit" in out and "--store is not accepted" in out
+
+
+def test_top_help_lists_each_command_once_and_names_every_json_command(capsys) -> None:
+    _code, out, _ = run(capsys, "--help")
+    for command in ("chat", "demo", "repl", "sessions", "search", "show", "mention", "prepare", "snapshot"):
+        assert sum(line.split()[:2] == ["sessionref", command] for line in out.splitlines()) == 1, command
+        assert not any(line.startswith(f"    {command} ") for line in out.splitlines()), command
+    flat = " ".join(out.split())
+    assert "`snapshot` and `sources` take --json" in flat

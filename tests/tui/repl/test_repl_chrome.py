@@ -32,3 +32,22 @@ def test_a_short_streaming_line_is_shown_whole() -> None:
 def test_a_failed_lookup_is_named() -> None:
     hint, _status = lines(state(status="idle", lookup_failure="STORE_CLOSED: the store is closed"))
     assert hint == " @ sessions unavailable: STORE_CLOSED: the store is closed"
+
+
+def test_the_status_line_fits_80_columns_and_keeps_the_status_whole() -> None:
+    long = state(
+        title="Incident review: cache stampede in the payments service (long)",
+        cwd="/home/ana/src/payments/services/billing-service",
+        status="idle",
+        model_name="demo model (offline, no API key)",
+        columns=80,
+    )
+    (status,) = lines(long)
+    assert cell_len(status) < 80
+    assert "│ idle │ " in status
+    assert status.startswith(" Incident review") and "demo" in status
+
+
+def test_a_short_status_line_is_shown_whole() -> None:
+    (status,) = lines(state(status="idle", columns=80))
+    assert status == " Plan │ /w │ idle │ demo"

@@ -316,3 +316,19 @@ async def test_a_failure_the_log_cannot_record_is_printed_with_its_code(harness:
     await harness.until(lambda: harness.printed("STORE_LOCK_TIMEOUT"))
     assert harness.printed("the log could not record it")
     await harness.until(lambda: harness.mode.status == "idle")
+
+
+async def test_a_second_ctrl_c_keeps_the_messages_that_came_back(harness: Harness) -> None:
+    await start_a_reply_that_waits(harness)
+    harness.type("second\r")
+    await harness.until(lambda: harness.printed("queued › second"))
+    harness.type("\x03")
+    await harness.until(lambda: harness.text == "second")
+    harness.type("\x03")  # pressed again by reflex, to be sure the reply stopped
+    await harness.until(lambda: harness.printed("the messages that came back are in the prompt"))
+    assert harness.text == "second"
+    assert harness.task is not None and not harness.task.done()
+    harness.type("\x03")  # now asked for: cleared into the history, and the session goes on
+    await harness.until(lambda: harness.text == "")
+    assert "second" in harness.mode.session.history.get_strings()
+    assert not harness.task.done()

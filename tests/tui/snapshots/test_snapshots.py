@@ -102,8 +102,15 @@ class TestCompaction:
 
 class TestNarrow:
     def test_popup_at_60_columns(self, snap_compare: Any, tmp_path: Path) -> None:
-        """At 60 columns the sidebar gives way; picker rows are truncated but stay distinguishable."""
+        """At 60 columns the sidebar gives way; picker rows drop the id column (too narrow to tell
+        sessions apart) and keep title, folder and age."""
         assert compare(snap_compare, tmp_path, "narrow-popup")
+
+    def test_popup_in_an_80_by_24_terminal(self, snap_compare: Any, tmp_path: Path) -> None:
+        """A default 80×24 terminal with other agents' sessions: the sidebar has hidden itself (Ctrl+G
+        brings it back), the picker's rows show source mark, title, folder and age without a cut id,
+        and the footer fits."""
+        assert compare(snap_compare, tmp_path, "terminal-popup")
 
     def test_hostile_session_opened_at_60_columns(self, snap_compare: Any, tmp_path: Path) -> None:
         """The hostile session, narrow: its title's `[bold]` markup and the message's escape sequences

@@ -29,6 +29,7 @@ from sessionref_tui.cli.store_access import (
     existing_store_root,
     open_cli_store,
 )
+from sessionref_tui.cli.table_fit import shortest_unique_prefixes, terminal_width
 from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
 from sessionref_tui.source_marks import MARK_CELLS, source_mark, source_of
 
@@ -73,30 +74,43 @@ async def _listing(store: SessionQuery, query: str, limit: int, cwd: str | None)
 
 
 def format_session_rows(
-    found: Sequence[Candidate], cwd: str, now_ms: float, machines: Mapping[str, str] | None = None
+    found: Sequence[Candidate],
+    cwd: str,
+    now_ms: float,
+    width: int | None = None,
+    machines: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The `sessions` table: a header, then one row per candidate, each id whole at the row's start.
+    """The `sessions` table: a header, then one row per candidate, each id at the row's start.
 
-    When other agents' sessions are listed, a `SRC` column marks them (`CC`, `CX`, `GM`). A session
-    from the catalog (`machines`: its machine by id) shows `machine:` before its cwd.
+    When other agents' sessions are listed, a `SRC` column marks them (`CC`, `CX`, `GM`). With a
+    `width` (a terminal's) ids are cut to their shortest unique prefix and the title and cwd columns
+    share what is left, so no row is wider; without one, ids are whole and the columns fixed. A
+    session from the catalog (`machines`: its machine by id) shows `machine:` before its cwd.
     """
-    ids = [inert(candidate.session_id) for candidate in found]
+    whole = [inert(candidate.session_id) for candidate in found]
+    ids = whole if width is None else shortest_unique_prefixes(whole)
     marks = [source_mark(candidate.session_id) for candidate in found]
     id_cells = max([cell_len("ID"), *(cell_len(session_id) for session_id in ids)])
     marked = any(marks)
+    title_cells, cwd_cells = TITLE_CELLS, CWD_CELLS
+    if width is not None:
+        gaps = len(COLUMN_GAP) * (3 + marked)
+        rest = width - id_cells - 8 - (max(MARK_CELLS, len("SRC")) if marked else 0) - gaps - 2
+        title_cells = max(8, min(TITLE_CELLS, rest * 3 // 5))
+        cwd_cells = max(8, rest - title_cells)
     header = COLUMN_GAP.join(
         [
             _pad("ID", id_cells),
             f"{'ACTIVE':>8}",
             *(["SRC"] if marked else []),
-            _pad("TITLE", TITLE_CELLS),
-            f"CWD (● = {truncate_middle(inert(cwd), 40)})",
+            _pad("TITLE", title_cells),
+            truncate_end(f"CWD (● = {truncate_middle(inert(cwd), 40)})", cwd_cells + 2),
         ]
     )
     rows = [header]
     for session_id, mark, candidate in zip(ids, marks, found, strict=True):
         here = "●" if candidate.same_workspace else " "
-        place = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), CWD_CELLS)
+        place = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), cwd_cells)
         machine = (machines or {}).get(candidate.session_id)
         if machine is not None:
             place = f"{inert(machine)}:{place}"
@@ -106,7 +120,7 @@ def format_session_rows(
                     _pad(session_id, id_cells),
                     f"{relative_age(candidate.last_activity, now_ms):>8}",
                     *([_pad(mark, max(MARK_CELLS, len("SRC")))] if marked else []),
-                    _pad(truncate_end(inert(candidate.label), TITLE_CELLS), TITLE_CELLS),
+                    _pad(truncate_end(inert(candidate.label), title_cells), title_cells),
                     f"{here} {place}",
                 ]
             ).rstrip()
@@ -221,7 +235,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     elif not found:
         note("no matching sessions")
     else:
-        print("\n".join(format_session_rows(found, cwd, _now_ms(), machines)))
+        print("\n".join(format_session_rows(found, cwd, _now_ms(), terminal_width(), machines)))
     return EXIT_OK
 
 

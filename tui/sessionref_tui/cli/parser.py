@@ -28,7 +28,8 @@ DSH_NOTE: Final = (
 READ_STORE_HELP: Final = (
     "session store directory (default: $SESSIONREF_HOME, else the platform's user data directory). "
     "It must exist (error CLI_STORE_NOT_FOUND otherwise); `sessionref chat` or `sessionref repl` creates "
-    "it. " + DSH_NOTE
+    "it. Before the default store exists, other agents' histories are still read "
+    "(their index is kept in the cache directory). " + DSH_NOTE
 )
 WRITE_STORE_HELP: Final = (
     "session store directory (default: $SESSIONREF_HOME, else the platform's user data directory). "
@@ -97,7 +98,8 @@ With --json the output is JSON, and so is a failure: {"error": {"code", "message
 TOP_EPILOG: Final = f"""\
 {DSH_EPILOG}
 {EXIT_EPILOG}
-`sessions`, `search`, `show`, `mention` and `prepare` take --json for machine-readable output."""
+`sessions`, `search`, `show`, `mention`, `prepare`, `snapshot` and `sources` take --json for
+machine-readable output."""
 
 SEARCH_DESCRIPTION: Final = (
     "Find sessions by what was said in them (your messages, the assistant's, compaction summaries; never "
@@ -274,7 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=VersionAction, help="show the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # The description lists the commands once, with their arguments: argparse's own list is not shown.
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, help="a command above; COMMAND --help says more"
+    )
 
     def add(
         name: str,
@@ -285,7 +290,6 @@ def build_parser() -> argparse.ArgumentParser:
     ) -> argparse.ArgumentParser:
         return commands.add_parser(
             name,
-            help=help_text,
             description=description or help_text,
             parents=list(parents),
             epilog=_epilog(with_json=as_json in parents, dsh=dsh),

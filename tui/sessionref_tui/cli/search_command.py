@@ -24,6 +24,7 @@ from sessionref_tui.cli.catalog_command import cli_catalog_link
 from sessionref_tui.cli.data_commands import COLUMN_GAP, TITLE_CELLS
 from sessionref_tui.cli.output import EXIT_OK, note, safe_json
 from sessionref_tui.cli.store_access import command_settings, open_cli_store, progress_printer
+from sessionref_tui.cli.table_fit import shortest_unique_prefixes, terminal_width
 from sessionref_tui.display import inert, relative_age, truncate_end
 from sessionref_tui.snippets import marked_snippet, role_label
 
@@ -40,13 +41,23 @@ def _pad(text: str, cells: int) -> str:
     return text + " " * max(0, cells - cell_len(text))
 
 
-def format_search_rows(matches: Sequence[ConversationMatch], now_ms: float) -> list[str]:
-    """The text view: a header, then for each match its row (id whole at the start, age, title, who
-    said it and the message's seq) and an indented line with the snippet, the matches `«marked»`."""
-    ids = [inert(match.session_id) for match in matches]
+def format_search_rows(
+    matches: Sequence[ConversationMatch], now_ms: float, width: int | None = None
+) -> list[str]:
+    """The text view: a header, then for each match its row (id at the start, age, title, who said it
+    and the message's seq) and an indented line with the snippet, the matches `«marked»`. With a
+    `width` (a terminal's) ids are cut to their shortest unique prefix, the title column shares what
+    is left and snippet lines are cut to the width; without one, ids are whole."""
+    whole = [inert(match.session_id) for match in matches]
+    ids = whole if width is None else shortest_unique_prefixes(whole)
     id_cells = max([cell_len("ID"), *(cell_len(session_id) for session_id in ids)])
+    title_cells = TITLE_CELLS
+    if width is not None:
+        seq_cells = max([len("SEQ"), *(len(str(match.seq)) for match in matches)])
+        rest = width - id_cells - 8 - WHO_CELLS - seq_cells - 4 * len(COLUMN_GAP)
+        title_cells = max(8, min(TITLE_CELLS, rest))
     header = COLUMN_GAP.join(
-        [_pad("ID", id_cells), f"{'ACTIVE':>8}", _pad("TITLE", TITLE_CELLS), _pad("WHO", WHO_CELLS), "SEQ"]
+        [_pad("ID", id_cells), f"{'ACTIVE':>8}", _pad("TITLE", title_cells), _pad("WHO", WHO_CELLS), "SEQ"]
     )
     rows = [header]
     for session_id, match in zip(ids, matches, strict=True):
@@ -55,13 +66,14 @@ def format_search_rows(matches: Sequence[ConversationMatch], now_ms: float) -> l
                 [
                     _pad(session_id, id_cells),
                     f"{relative_age(match.last_activity, now_ms):>8}",
-                    _pad(truncate_end(inert(match.label), TITLE_CELLS), TITLE_CELLS),
+                    _pad(truncate_end(inert(match.label), title_cells), title_cells),
                     _pad(role_label(match.role, match.checkpoint), WHO_CELLS),
                     str(match.seq),
                 ]
             )
         )
-        rows.append(SNIPPET_INDENT + marked_snippet(match.snippet, match.spans))
+        snippet = SNIPPET_INDENT + marked_snippet(match.snippet, match.spans)
+        rows.append(snippet if width is None else truncate_end(snippet, width))
     return rows
 
 
@@ -118,7 +130,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(safe_json(search_json(args.text, result)))
         return EXIT_OK
     if result.matches:
-        print("\n".join(format_search_rows(result.matches, datetime.now(tz=UTC).timestamp() * 1000)))
+        now_ms = datetime.now(tz=UTC).timestamp() * 1000
+        print("\n".join(format_search_rows(result.matches, now_ms, terminal_width())))
     elif result.note is not None:
         note(result.note)
     else:

@@ -2,7 +2,8 @@
 
 `sources` lists Claude Code, Codex CLI and Gemini CLI: where each folder is, whether sessionref
 reads it and why, how many sessions were found and when it was last indexed. It opens the store
-(catching up, with progress on stderr) only when the store exists; it never creates one.
+(catching up, with progress on stderr) when the store exists, or else the stand-in store in the cache
+directory when histories are read (`store_access.existing_store_root`); it never creates a store.
 
 `snapshot` prints the framed, bounded context message the model would get for one session: the
 same preparation as a sent message, with the configured budget (or `--max-bytes`). It writes
@@ -44,9 +45,11 @@ def _now_ms() -> float:
 
 
 def _counts(args: argparse.Namespace, statuses: Sequence[SourceStatus]) -> dict[str, SourceCount] | None:
-    """Sessions found per source (the store opened and caught up), or None when there is no store."""
-    root = store_root(args)
-    if not root.exists():
+    """Sessions found per source (the store, or the stand-in without one, opened and caught up), or
+    None when there is nothing to open (no store, and no history to read)."""
+    from sessionref.host.sources import enabled_roots
+
+    if not store_root(args).exists() and (args.store is not None or not enabled_roots(statuses)):
         return None
     store = open_cli_store(args)
     try:

@@ -1,8 +1,11 @@
 """Which store a command uses, and what happens when its directory does not exist yet.
 
-Commands that only read (`sessions`, `show`, `mention`, `prepare`) never create anything: a missing
-directory is `CLI_STORE_NOT_FOUND` with a hint. The chat commands (`chat`, `repl`) create a missing
-store directory and say so on stderr, whether it is the default store or one named by `--store`.
+Commands that only read (`sessions`, `search`, `show`, `mention`, `prepare`, `snapshot`) never create a
+store. When the default store does not exist yet but other agents' histories are read, they read those
+through an empty stand-in store in the user cache directory (`reading_stand_in`), where the discovery
+index of those histories then lives; otherwise a missing directory is `CLI_STORE_NOT_FOUND` with a
+hint. The chat commands (`chat`, `repl`) create a missing store directory and say so on stderr,
+whether it is the default store or one named by `--store`.
 """
 
 from __future__ import annotations
@@ -96,16 +99,39 @@ def progress_printer(
     return progress
 
 
-def existing_store_root(args: argparse.Namespace) -> Path:
-    """The store directory of a read-only command; `CLI_STORE_NOT_FOUND` (with a hint) if it is missing."""
-    root = store_root(args)
-    if not root.exists():
-        raise CliError(
-            CLI_STORE_NOT_FOUND,
-            f"there is no session store at {root} yet; `sessionref chat` or `sessionref repl` "
-            "creates it when it starts (or pass --store DIR to read another one)",
-        )
+STAND_IN_FOLDER: Final = "without-a-store"
+"""The folder, in the user cache directory, of the empty store read-only commands read other agents'
+histories through while the default store does not exist yet."""
+
+
+def reading_stand_in() -> Path:
+    """The stand-in store of read-only commands (see the module docstring); a cache, never a store
+    anyone writes to: created here when missing."""
+    import platformdirs
+
+    root = platformdirs.user_cache_path("sessionref") / STAND_IN_FOLDER
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise CliError(CLI_STORE_NOT_FOUND, f"cannot create the cache folder {root}: {reason}") from None
     return root
+
+
+def existing_store_root(args: argparse.Namespace) -> Path:
+    """The store directory a read-only command reads: the store named or the default one; when the
+    default one does not exist yet and other agents' histories are on, the stand-in in the cache
+    directory; else `CLI_STORE_NOT_FOUND` (with a hint). Never creates the store itself."""
+    root = store_root(args)
+    if root.exists():
+        return root
+    if args.store is None and command_roots(args, command_settings(root)):
+        return reading_stand_in()
+    raise CliError(
+        CLI_STORE_NOT_FOUND,
+        f"there is no session store at {root} yet; `sessionref chat` or `sessionref repl` "
+        "creates it when it starts (or pass --store DIR to read another one)",
+    )
 
 
 def created_store_root(args: argparse.Namespace) -> Path:

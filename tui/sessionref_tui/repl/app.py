@@ -48,6 +48,7 @@ from sessionref_tui.repl.prompt_wrap import PROMPT, WordWrapProcessor, continuat
 from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.session_feed import SessionFeed
 from sessionref_tui.repl.transcript import Transcript
+from sessionref_tui.submit_errors import READ_ONLY_CODES
 
 if TYPE_CHECKING:
     from sessionref.host.workspace import Workspace
@@ -210,6 +211,10 @@ class LineMode:
                 failure.code, f"the reply stopped and the log could not record it: {failure.message}"
             )
 
+    def start_prompt_with(self, text: str) -> None:
+        """Put canonical `text` at the start of the prompt, now or when the next prompt starts."""
+        self.drafts.start_with(text)
+
     def in_background(self, label: str, work: Awaitable[None]) -> None:
         """Run `work` as a task; its failure is printed with its code, never raised."""
 
@@ -283,7 +288,10 @@ class LineMode:
             raise
         except Exception as error:
             self.drafts.restore_failed(text)
-            self.transcript.error(*describe_error(error, self.workspace.error_log))
+            code, message = describe_error(error, self.workspace.error_log)
+            self.transcript.error(code, message)
+            if code in READ_ONLY_CODES:
+                self.transcript.notice("/continue starts a new session that mentions this one")
             return
         finally:
             if self._preparing is signal:
@@ -320,7 +328,8 @@ class LineMode:
         buffer.complete_state = None
 
     def interrupt(self) -> None:
-        """Ctrl+C: cancel a prepare, else cancel a running reply, else clear the prompt, else arm/exit."""
+        """Ctrl+C: cancel a prepare, else cancel a running reply, else (once) keep the messages that
+        just came back, else clear the prompt, else arm/exit (exit only on a prompt that was empty)."""
         buffer = self.session.default_buffer
         if self._preparing is not None:
             self._preparing.abort("cancelled by Ctrl+C")
@@ -330,6 +339,13 @@ class LineMode:
         if isinstance(target, Agent) and (target.status == "running" or self.queue.count):
             self.transcript.notice("stopping the reply…")
             self.in_background("stop", self._stop(target))
+            return
+        if self.drafts.holds_returned():
+            # A second Ctrl+C right after the stopped reply's messages came back: they stay.
+            self.drafts.take_returned()
+            self.transcript.notice(
+                "the messages that came back are in the prompt: Enter sends them, Ctrl+C clears"
+            )
             return
         if buffer.text:
             buffer.append_to_history()  # Ctrl+C clears the line, but nothing typed is lost

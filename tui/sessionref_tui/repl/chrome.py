@@ -82,6 +82,26 @@ class ToolbarState:
     """The terminal's width: every hint line fits in it."""
 
 
+STATUS_LINE_FIXED_CELLS: Final = 11
+"""The status line's cells besides its four fields: ` title │ cwd │ status │ model`."""
+
+
+def status_line_cells(columns: int, status: int, title: int, cwd: int, model: int) -> tuple[int, int, int]:
+    """The cells the title, cwd and model get so the status line fits `columns` (the status is whole):
+    each at most its length and 40, 40 and 30 cells; when short of room the model gives way first,
+    then the cwd, the title keeps the most."""
+    room = max(0, columns - 1 - STATUS_LINE_FIXED_CELLS - status)
+    cells = [min(title, 40), min(cwd, 40), min(model, 30)]
+    # Short of room, the model gives way first (to 6 cells), then the cwd (to 8), then the title.
+    for index, floor in ((2, 6), (1, 8), (0, 1), (1, 0), (2, 0)):
+        excess = sum(cells) - room
+        if excess <= 0:
+            break
+        cells[index] = max(min(cells[index], floor), cells[index] - excess)
+    title_cells, cwd_cells, model_cells = cells
+    return max(1, title_cells), cwd_cells, model_cells
+
+
 def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
     """Optional hint lines (streaming tail, lookup state, preparing, queued) above one status line:
     session title │ cwd │ idle/running │ model."""
@@ -112,16 +132,23 @@ def toolbar_fragments(state: ToolbarState) -> StyleAndTextTuples:
         hint(" preparing… (Ctrl+C cancels)")
     if state.queued:
         hint(f" {state.queued} queued: the model sees them at its next step · Ctrl+C stops and returns them")
-    title = truncate_end(inert(state.title or NEW_SESSION_NAME), 40)
-    cwd = truncate_middle(inert(state.cwd), 40) if state.cwd else "(no cwd)"
+    status = inert(state.status)
+    title_text = inert(state.title or NEW_SESSION_NAME)
+    cwd_text = inert(state.cwd) if state.cwd else "(no cwd)"
+    model_text = inert(state.model_name)
+    title_cells, cwd_cells, model_cells = status_line_cells(
+        state.columns, cell_len(status), cell_len(title_text), cell_len(cwd_text), cell_len(model_text)
+    )
+    title = truncate_end(title_text, title_cells)
+    cwd = truncate_middle(cwd_text, cwd_cells)
     status_style = "class:toolbar.running" if state.status == "running" else "class:toolbar.idle"
     fragments += [
         ("class:toolbar.title", f" {title} "),
         ("", "│ "),
         ("", f"{cwd} "),
         ("", "│ "),
-        (status_style, f"{inert(state.status)} "),
+        (status_style, f"{status} "),
         ("", "│ "),
-        ("", truncate_end(inert(state.model_name), 30)),
+        ("", truncate_end(model_text, model_cells)),
     ]
     return fragments

@@ -1,4 +1,5 @@
-"""Slash commands of the line mode: `/new`, `/sessions`, `/switch`, `/title`, `/compact`, `/log`, `/help`.
+"""Slash commands of the line mode: `/new`, `/continue`, `/sessions`, `/switch`, `/title`, `/compact`, `/log`,
+`/help`.
 
 Mentions are never parsed inside a slash command. Each command reports through
 the host's transcript; failures raise `CommandError` (or the store's and
@@ -20,6 +21,7 @@ from sessionref_tui.display import inert, relative_age, truncate_end, truncate_m
 from sessionref_tui.errors import ReplCode
 from sessionref_tui.event_view import log_rows as event_rows
 from sessionref_tui.event_view import skipped_lines_notice
+from sessionref_tui.mentions import MentionTarget, mention_for
 from sessionref_tui.repl.chrome import NO_OTHER_SESSIONS
 from sessionref_tui.repl.transcript import DEFAULT_COLUMNS, Transcript
 from sessionref_tui.source_marks import MARK_CELLS, source_mark
@@ -43,6 +45,7 @@ Sending while a reply runs queues the message ("queued ›") for the model's nex
 Ctrl+C stops a running reply and puts queued messages back in the prompt, or cancels a message being prepared
 Ctrl+C twice on an empty prompt (or Ctrl+D) exits
 /new                     start a new session in this directory (created by its first message)
+/continue [text]         a new session whose message starts by mentioning this one (e.g. a read-only one)
 /sessions [query]        list sessions you can mention (this directory first)
 /switch <id or title>    continue another session
 /title <text>            rename the current session
@@ -74,6 +77,10 @@ class CommandHost(Protocol):
 
     def in_background(self, label: str, work: Awaitable[None]) -> None:
         """Run `work` without blocking the prompt; errors are printed, never raised."""
+        ...
+
+    def start_prompt_with(self, text: str) -> None:
+        """Put canonical `text` at the start of the prompt (mentions shown as mentions)."""
         ...
 
 
@@ -191,6 +198,18 @@ async def _switch(host: CommandHost, argument: str) -> None:
     _print_candidates(host, matches)
 
 
+async def _continue(host: CommandHost, argument: str) -> None:
+    """A new session whose prompt starts with a mention of this one (what the app's Ctrl+F does for a
+    read-only session), followed by `argument`."""
+    from sessionref.service.candidates import label_from_title
+
+    agent = _existing(host, "continue")
+    label = inert(label_from_title(agent.id, host.workspace.title(agent.id)))
+    host.switch_to(host.workspace.draft_session())
+    host.start_prompt_with(f"{mention_for(MentionTarget(agent.id, label))} {argument}".rstrip() + " ")
+    host.transcript.notice(f"new session mentioning “{label}”: send to continue from it")
+
+
 async def _title(host: CommandHost, argument: str) -> None:
     if not argument:
         raise CommandError(ReplCode.USAGE, "usage: /title <text>")
@@ -267,6 +286,7 @@ async def _log(host: CommandHost, _argument: str) -> None:
 COMMANDS: Final[dict[str, Callable[[CommandHost, str], Awaitable[None]]]] = {
     "help": _help,
     "new": _new,
+    "continue": _continue,
     "sessions": _sessions,
     "switch": _switch,
     "title": _title,

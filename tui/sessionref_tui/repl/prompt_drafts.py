@@ -38,6 +38,8 @@ class PromptDrafts:
         self._loaded = loaded
         """Called right after a draft was put into the prompt (the `@` menu treats it as a paste)."""
         self._pending: list[str] = []
+        self._returned_text: str | None = None
+        """The prompt's text right after returned messages were put in (until it is edited or taken)."""
 
     def restore_failed(self, text: str) -> None:
         """After a failed send: put `text` back into an empty prompt, else say where the draft is."""
@@ -64,8 +66,24 @@ class PromptDrafts:
         else:
             cursor = len(merged)
         buffer.document = Document(merged, cursor)
+        self._returned_text = merged
         self._loaded()
         self._invalidate()
+
+    def start_with(self, text: str) -> None:
+        """Put `text` at the start of the prompt (now, or when the next prompt starts), before
+        anything typed: a new session's first words (`/continue`)."""
+        self.put_back([text])
+        self._returned_text = None
+
+    def holds_returned(self) -> bool:
+        """Whether the prompt still holds exactly what it held when returned messages were put in:
+        a Ctrl+C meant for the stopped reply must not wipe them (`take_returned` once warned)."""
+        return self._returned_text is not None and self._session.default_buffer.text == self._returned_text
+
+    def take_returned(self) -> None:
+        """Forget that the prompt holds returned messages (the user was told; the next Ctrl+C clears)."""
+        self._returned_text = None
 
     def apply_pending(self) -> None:
         """Put in what came back between two prompts (the `pre_run` of each prompt)."""

@@ -29,7 +29,7 @@ class RenameScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="rename-dialog"):
             yield Label(Content("Rename session"), id="rename-heading")
-            yield Input(value=inert(self.current_title), id="rename-input", select_on_focus=True)
+            yield Input(value=inert(self.current_title), id="rename-input", select_on_focus=False)
             yield Label(Content("Enter to save · Esc to cancel"), id="rename-hint")
 
     @on(Input.Submitted, "#rename-input")

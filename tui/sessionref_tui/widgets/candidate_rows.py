@@ -194,9 +194,23 @@ def _matched(text: str, query: str, base: Style | None, *, close: bool = False) 
     return pieces
 
 
+ID_MIN_CELLS: Final = 12
+"""An id squeezed into fewer cells (`f01…050`) tells no session apart: the id column goes first."""
+
+CWD_MIN_CELLS: Final = 12
+"""A folder squeezed below this says nothing: the folder column goes next."""
+
+LABEL_MIN_CELLS: Final = 16
+"""Below this many cells for the title, the age goes too: the title is the last column kept."""
+
+
 @dataclass(frozen=True, slots=True)
 class FieldWidths:
-    """The cells each shortened field gets in a row of a given width (the same for every row of a list)."""
+    """The cells each shortened field gets in a row of a given width (the same for every row of a list).
+
+    On a narrow row the columns go in this order, so the title stays readable: the id (when it
+    would get fewer than `ID_MIN_CELLS`), then the folder (fewer than `CWD_MIN_CELLS`), then the
+    age (when the title would still get fewer than `LABEL_MIN_CELLS`)."""
 
     label: int
     session_id: int
@@ -204,17 +218,37 @@ class FieldWidths:
     has_id_column: bool
     source_mark: int = 0
     """Cells of the source mark column (0: none in this list), followed by one space."""
+    has_cwd_column: bool = True
+    has_age_column: bool = True
 
     @classmethod
     def of(cls, columns: RowColumns, width: int) -> FieldWidths:
-        """Share `width` between the fields of rows laid out from `columns`."""
-        has_id_column = columns.session_id > 0
+        """Share `width` between the fields of rows laid out from `columns`, dropping the columns
+        that would be too narrow to read (see the class docstring)."""
+        has_id, has_cwd, has_age = columns.session_id > 0, True, True
+        while True:
+            label, session_id, cwd = cls._shares(columns, width, has_id, has_cwd, has_age)
+            if has_id and session_id < min(ID_MIN_CELLS, columns.session_id):
+                has_id = False
+            elif has_cwd and cwd < min(CWD_MIN_CELLS, columns.cwd):
+                has_cwd = False
+            elif has_age and label < min(LABEL_MIN_CELLS, columns.label):
+                has_age = False
+            else:
+                return cls(label, session_id, cwd, has_id, columns.mark, has_cwd, has_age)
+
+    @staticmethod
+    def _shares(
+        columns: RowColumns, width: int, has_id: bool, has_cwd: bool, has_age: bool
+    ) -> tuple[int, int, int]:
         marks = columns.mark + 1 if columns.mark else 0
-        # [source mark, space], label, 2 spaces, [id, 2 spaces], same-folder mark (2 cells), cwd,
-        # at least 1 space, age
-        room = width - marks - 2 - columns.age - 2 - (2 if has_id_column else 0) - 1
-        label, session_id, cwd = _allocate([columns.label, columns.session_id, columns.cwd], [6, 1, 3], room)
-        return cls(label, session_id, cwd, has_id_column, columns.mark)
+        # [source mark, space], label, 2 spaces, [id, 2 spaces], [same-folder mark (2 cells), cwd],
+        # at least 1 space, [age]
+        room = width - marks - 2 - (2 if has_id else 0) - (2 if has_cwd else 0) - 1
+        room -= columns.age if has_age else 0
+        naturals = [columns.label, columns.session_id if has_id else 0, columns.cwd if has_cwd else 0]
+        label, session_id, cwd = _allocate(naturals, [6, 1, 3], room)
+        return label, session_id, cwd
 
 
 def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -> tuple[list[Piece], int]:
@@ -223,7 +257,8 @@ def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -
     The source mark first when the list has a mark column, then the label (the title), then the
     id only when the list has an id column,
     then the cwd (marked when it is the same workspace), and the relative age
-    at the right edge. Long fields are shortened in the middle so rows stay
+    at the right edge; a narrow row leaves out the columns `FieldWidths` dropped. Long fields are
+    shortened in the middle so rows stay
     distinguishable: titles like "Plan … draft 2" and "Plan … draft 3" keep the
     part that differs, and paths keep their folder name.
     """
@@ -242,17 +277,20 @@ def row_pieces(fields: RowFields, query: str, width: int, widths: FieldWidths) -
         pieces.append((" " * max(0, widths.session_id - cell_len(shown_id)), _DIM))
         pieces.append(("  ", None))
         used += max(widths.session_id, cell_len(shown_id)) + 2
-    if fields.same_workspace:
-        pieces.append((f"{SAME_WORKSPACE_MARK} ", _BOLD))
-    else:
-        pieces.append(("  ", None))
-    cwd = truncate_middle(fields.cwd, widths.cwd)
-    pieces += _matched(cwd, query, _DIM)
-    used += 2 + cell_len(cwd)
-    age_cells = cell_len(fields.age)
-    gap = max(1, width - used - age_cells)
+    if widths.has_cwd_column:
+        if fields.same_workspace:
+            pieces.append((f"{SAME_WORKSPACE_MARK} ", _BOLD))
+        else:
+            pieces.append(("  ", None))
+        cwd = truncate_middle(fields.cwd, widths.cwd)
+        pieces += _matched(cwd, query, _DIM)
+        used += 2 + cell_len(cwd)
+    age = fields.age if widths.has_age_column else ""
+    age_cells = cell_len(age)
+    gap = max(1, width - used - age_cells) if age else max(0, width - used)
     pieces.append((" " * gap, None))
-    pieces.append((fields.age, _DIM))
+    if age:
+        pieces.append((age, _DIM))
     return pieces, used + gap + age_cells
 
 

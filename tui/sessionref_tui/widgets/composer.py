@@ -145,6 +145,8 @@ class Composer(Vertical):
         """When the `@` picker asks and what it shows (the line mode drives the same controller)."""
         self._busy = False
         self._busy_label = ""
+        self.newline_key_in_footer = True
+        """Whether the footer shows Ctrl+J (a narrow screen leaves it to the placeholder; the key works)."""
         self._error: str | None = None
         self._error_draft = ""
         self._notice_state: tuple[str | None, bool, str, int] | None = None
@@ -265,6 +267,13 @@ class Composer(Vertical):
             self._submit()
             return True
         return False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Ctrl+J is left out of the footer when `newline_key_in_footer` is off (the key itself always
+        reaches the composer's key handler first)."""
+        if action == "insert_newline":
+            return self.newline_key_in_footer
+        return True
 
     def action_insert_newline(self) -> None:
         """Put a line break at the cursor (replacing a selection) instead of sending."""

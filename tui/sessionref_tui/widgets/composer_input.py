@@ -109,10 +109,17 @@ class ComposerInput(TextArea):
         self._states.append(document)
 
     def edit(self, edit: Edit) -> EditResult:
-        """Perform `edit`, turning canonical tokens in inserted text into chips."""
+        """Perform `edit`, turning canonical tokens in inserted text into chips; a deletion that
+        would cut a chip (any editing key: Ctrl+U, Ctrl+W, Ctrl+K, a selection) takes it whole."""
         start = self.index_of(edit.from_location)
         end = self.index_of(edit.to_location)
         before = self._chips
+        if not edit.text and start != end:
+            widened = expand_to_chips(before, start, end)
+            if widened != tuple(sorted((start, end))):
+                start, end = widened
+                keep = edit.maintain_selection_offset
+                edit = Edit("", self.location_of(start), self.location_of(end), keep)
         if _TOKEN_MARK in edit.text:
             fragment = parse_value(edit.text)
             if fragment.chips:
@@ -167,6 +174,33 @@ class ComposerInput(TextArea):
             return
         self.delete(self.location_of(span[0]), self.location_of(span[1]), maintain_selection_offset=False)
 
+    def action_delete_to_start_of_line(self) -> None:
+        """Ctrl+U: delete to the start of the logical line (not the wrapped screen line); at its
+        start, join it to the line before. Chips are taken whole (`edit`)."""
+        if self.read_only or not self.selection.is_empty:
+            super().action_delete_to_start_of_line()
+            return
+        row, column = self.cursor_location
+        if column == 0:
+            super().action_delete_to_start_of_line()
+            return
+        self.delete((row, 0), (row, column), maintain_selection_offset=False)
+
+    def action_delete_to_end_of_line(self) -> None:
+        """Ctrl+K: delete to the end of the logical line (not the wrapped screen line)."""
+        if self.read_only or not self.selection.is_empty:
+            super().action_delete_to_end_of_line()
+            return
+        row, column = self.cursor_location
+        end = len(self._text_document.get_line(row))
+        if column < end:
+            self.delete((row, column), (row, end), maintain_selection_offset=False)
+
+    def clear_draft(self) -> None:
+        """Empty the composer (undoable, like any edit)."""
+        if not self.read_only and self.text:
+            self.delete((0, 0), self.document.end, maintain_selection_offset=False)
+
     # --- clipboard -------------------------------------------------------------------------
 
     def _selected_offsets(self) -> tuple[int, int]:
@@ -201,6 +235,22 @@ class ComposerInput(TextArea):
         if self.key_handler is not None and not self.read_only and self.key_handler(event.key):
             event.stop()
             event.prevent_default()
+            return
+        if not event.is_printable and await self._run_own_binding(event.key):
+            event.stop()
+            event.prevent_default()
+
+    async def _run_own_binding(self, key: str) -> bool:
+        """Run this widget's own binding for `key` now, in the order the keys came.
+
+        Textual inserts a printable key in the focused widget's handler, but runs a widget's
+        (non-priority) binding only once the key has bubbled up to the App: keys that arrive in one
+        burst (a paste of keystrokes, slow ssh or mosh) were applied out of order, `hello`, Ctrl+U, `X`
+        leaving the composer empty. See docs/upstream-reports.md."""
+        active = self.screen.active_bindings.get(key)
+        if active is None or active.node is not self or active.binding.priority or not active.enabled:
+            return False
+        return await self.app.run_action(active.binding.action, self)
 
     async def _on_paste(self, event: events.Paste) -> None:
         event.prevent_default()

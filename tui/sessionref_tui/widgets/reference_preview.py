@@ -24,7 +24,7 @@ from sessionref.service.abort import AbortSignal
 from textual import work
 from textual.widgets import Static
 
-from sessionref_tui.display import format_bytes, inert, relative_age, truncate_end
+from sessionref_tui.display import format_bytes, inert, markdown_glimpse, relative_age, truncate_end
 from sessionref_tui.snippets import fit_snippet, role_label, snippet_pieces
 
 PREVIEW_DEBOUNCE: Final = 0.1
@@ -146,7 +146,7 @@ def render_preview(preview: PreviewLike, label: str, width: int, *, age: str | N
     for name, said in (("first", preview.first_line), ("last ", preview.last_line)):
         if said is not None:
             excerpt = Text(f"{name} ", style="dim", no_wrap=True, end="")
-            excerpt.append(truncate_end(inert(said), max(1, width - 6)), style="italic")
+            excerpt.append(truncate_end(inert(markdown_glimpse(said)), max(1, width - 6)), style="italic")
             lines.append(excerpt)
     for line in lines:
         line.truncate(max(1, width), overflow="ellipsis")

@@ -15,6 +15,8 @@ from typing import Any, cast
 
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.events import Click
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
@@ -212,8 +214,37 @@ class TurnNote(Static):
     """A plain line about how a turn ended when it did not end normally (error, cancelled)."""
 
 
+NEW_BELOW_TEXT = "↓ New messages below · click, or send a message, to jump there"
+"""The cue shown under the transcript while the user has scrolled up and more arrived."""
+
+
+class NewBelowCue(Static):
+    """A one-line cue that the transcript has new output below what is shown; a click follows it."""
+
+    class Clicked(Message):
+        """The user clicked the cue: the transcript should follow the conversation again."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(Content(NEW_BELOW_TEXT), id=id)
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.post_message(self.Clicked())
+
+
 class Transcript(VerticalScroll):
-    """Builds and keeps up to date the rows of one session's conversation."""
+    """Builds and keeps up to date the rows of one session's conversation.
+
+    It follows the conversation (stays scrolled to the bottom) until the user scrolls up; then new
+    output does not move the view, and `UnseenBelow(True)` says there is more below until the user
+    scrolls back down or `follow` is called (sending a message does)."""
+
+    class UnseenBelow(Message):
+        """Whether output arrived below the part of the transcript the user scrolled back to."""
+
+        def __init__(self, unseen: bool) -> None:
+            super().__init__()
+            self.unseen = unseen
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -222,9 +253,40 @@ class Transcript(VerticalScroll):
         self._last_prompt: UserMessageView | None = None
         self._last_row: Widget | None = None
         self._message_count = 0
+        self._following = True
+        self._unseen = False
 
     def on_mount(self) -> None:
         self.anchor()
+        self.watch(self, "scroll_y", self._scrolled, init=False)
+
+    @property
+    def following(self) -> bool:
+        """Whether the view stays at the bottom as output arrives (False once the user scrolled up)."""
+        return self._following
+
+    @property
+    def unseen_below(self) -> bool:
+        """Whether output arrived below the view since the user scrolled up."""
+        return self._unseen
+
+    def follow(self) -> None:
+        """Scroll to the bottom and stay there as output arrives (the cue goes away)."""
+        self._following = True
+        self.anchor()
+        self._set_unseen(False)
+
+    def _scrolled(self, old: float, new: float) -> None:
+        if new >= self.max_scroll_y:
+            self._following = True
+            self._set_unseen(False)
+        elif new < old:
+            self._following = False  # the user moved up: new output no longer pulls the view down
+
+    def _set_unseen(self, unseen: bool) -> None:
+        if unseen != self._unseen:
+            self._unseen = unseen
+            self.post_message(self.UnseenBelow(unseen))
 
     def load(self, events: list[dict[str, Any]], *, skipped_lines: Sequence[int] = ()) -> None:
         """Replace everything with the conversation in `events` (a whole log); `skipped_lines` are
@@ -244,12 +306,14 @@ class Transcript(VerticalScroll):
         self.apply(pending[skipped:])
         if self._message_count == 0:
             self.mount(Static(Content(WELCOME_TEXT), classes="welcome"))
-        self.anchor()
+        self.follow()
 
     def apply(self, events: list[dict[str, Any]]) -> None:
         """Add what `events` (new log events, in seq order) change in the conversation."""
         for event in events:
             self._apply_one(event)
+        if events and not self._following:
+            self._set_unseen(True)
 
     def _mount_row(self, row: Widget) -> None:
         for welcome in self.query(".welcome"):
