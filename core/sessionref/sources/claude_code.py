@@ -39,7 +39,7 @@ Projection (what a reference shows), decided where the formats are silent:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -56,12 +56,16 @@ from sessionref.sources.foreign import (
     user_event,
 )
 from sessionref.sources.lines import open_inside, parse_timestamp, read_records
+from sessionref.sources.reader import SessionFiles, WalkContext
+from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import env_root, list_dirs, list_files, real_root
 
 __all__ = [
     "KIND",
     "PROVIDER",
+    "READER",
+    "ClaudeCodeReader",
     "ClaudeScan",
     "default_root",
     "read_session",
@@ -70,6 +74,7 @@ __all__ = [
 ]
 
 KIND: Final = "claude-code"
+INFO: Final = registered(KIND)
 PROVIDER: Final = "anthropic"
 UNKNOWN_MODEL: Final = "unknown"
 ENV_VARIABLE: Final = "CLAUDE_CONFIG_DIR"
@@ -324,3 +329,38 @@ def read_session(root: Path, path: Path) -> ForeignSession:
         lines_read=read.lines_read,
         skipped_at=tuple(read.skipped),
     )
+
+
+class ClaudeCodeReader:
+    """Claude Code as a `SourceReader`: one file is one session, named by its stem."""
+
+    info: Final = INFO
+    scan_type: Final = ClaudeScan
+    title_index: Final = None
+
+    def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """`$CLAUDE_CONFIG_DIR` when set, else `~/.claude`."""
+        return default_root(env, home)
+
+    def walk(self, root: Path) -> Iterator[SessionFiles]:
+        """Every session file, one per session (its id is its stem, read by `summarize`)."""
+        for path in walk(root):
+            yield SessionFiles(None, (path,))
+
+    def scan(self, root: Path, path: Path, previous: FileScan | None) -> ClaudeScan:
+        """The resumable discovery scan of one session file."""
+        return scan_session_file(root, path, previous if isinstance(previous, ClaudeScan) else None)
+
+    def summarize(
+        self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
+    ) -> ForeignSummary | None:
+        """The file's discovery facts."""
+        (scan,) = scans
+        return scan.summary() if isinstance(scan, ClaudeScan) else None
+
+    def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
+        """The session file read in full."""
+        return read_session(root, paths[0])
+
+
+READER: Final = ClaudeCodeReader()

@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -71,12 +71,25 @@ from sessionref.sources.lines import (
     read_records,
     read_small_text,
 )
+from sessionref.sources.reader import SessionFiles, WalkContext
+from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import list_dirs, list_files, real_root
 
-__all__ = ["KIND", "GeminiScan", "default_root", "project_cwd", "read_session", "scan_session_file", "walk"]
+__all__ = [
+    "KIND",
+    "READER",
+    "GeminiReader",
+    "GeminiScan",
+    "default_root",
+    "project_cwd",
+    "read_session",
+    "scan_session_file",
+    "walk",
+]
 
 KIND: Final = "gemini"
+INFO: Final = registered(KIND)
 ENV_VARIABLE: Final = "GEMINI_CLI_HOME"
 PROJECT_ROOT_FILE: Final = ".project_root"
 PROJECT_ROOT_MAX_BYTES: Final = 64 << 10
@@ -300,3 +313,45 @@ def read_session(root: Path, path: Path) -> ForeignSession:
         lines_read=lines_read,
         skipped_at=tuple(skipped),
     )
+
+
+class GeminiReader:
+    """Gemini CLI as a `SourceReader`: one file is one session, named by its metadata line."""
+
+    info: Final = INFO
+    scan_type: Final = GeminiScan
+    title_index: Final = None
+
+    def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """`$GEMINI_CLI_HOME/.gemini` when that variable is set, else `~/.gemini`."""
+        return default_root(env, home)
+
+    def walk(self, root: Path) -> Iterator[SessionFiles]:
+        """Every session file, one per session (its id is in its metadata, read by `summarize`)."""
+        for path in walk(root):
+            yield SessionFiles(None, (path,))
+
+    def scan(self, root: Path, path: Path, previous: FileScan | None) -> GeminiScan:
+        """The discovery scan of one session file (a legacy `.json` file is parsed whole)."""
+        return scan_session_file(root, path, previous if isinstance(previous, GeminiScan) else None)
+
+    def summarize(
+        self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
+    ) -> ForeignSummary | None:
+        """The file's discovery facts (its project's cwd read once per walk); None before its metadata."""
+        (scan,) = scans
+        if not isinstance(scan, GeminiScan) or not is_valid_native_id(scan.session_id):
+            return None
+        folder = os.path.dirname(os.path.dirname(scan.path))
+        key = f"{KIND}:cwd:{folder}"
+        if key not in context.memo:
+            context.memo[key] = project_cwd(root, Path(scan.path))
+        cwd = context.memo[key]
+        return scan.summary(cwd if isinstance(cwd, str) else None)
+
+    def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
+        """The session file read in full."""
+        return read_session(root, paths[0])
+
+
+READER: Final = GeminiReader()

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Final
 
 from sessionref.service.protocols import Progress
-from sessionref.sources import ForeignSession, claude_code, codex, gemini
+from sessionref.sources import ForeignSession
+from sessionref.sources.registry import registered
 from sessionref.store.catalog import Catalog, Walk
 from sessionref.store.foreign_index import ForeignTables
 from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot
@@ -215,10 +216,5 @@ def read_entry(entry: ForeignEntry) -> ForeignSession:
     Raises `ForeignSourceError` when a file cannot be opened safely (gone, unreadable, outside
     the root, too large). Codex titles come from the index, so the rename index is not read here.
     """
-    root = Path(entry.root)
-    if entry.kind == "claude-code":
-        return claude_code.read_session(root, Path(entry.paths[0]))
-    if entry.kind == "gemini":
-        return gemini.read_session(root, Path(entry.paths[0]))
-    files = codex.CodexSessionFiles(entry.native_id, tuple(Path(path) for path in entry.paths))
-    return codex.read_session(root, files, {})
+    reader = registered(entry.kind).reader()
+    return reader.read(Path(entry.root), entry.native_id, [Path(path) for path in entry.paths])

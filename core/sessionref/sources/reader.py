@@ -1,0 +1,93 @@
+"""What a source's reader is to the store: one small object per agent, listed in `registry.SOURCES`.
+
+A reader is read-only and stateless (the store keeps every scan state in its index). The store
+walks a root with it in three steps: `walk` lists the sessions' files cheaply (normally no
+reads), `scan` runs the resumable discovery scan of one changed file (`sessionref.sources.scan`),
+`summarize` turns a session's scans into its discovery facts; `read` reads one session in full
+for a reference. Change is detected by each file's size and mtime (a database-backed source lists
+its database's own files, so a write to it is seen the same way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from sessionref.sources.foreign import ForeignSession, ForeignSummary
+from sessionref.sources.registry import SourceInfo
+from sessionref.sources.scan import FileScan
+
+__all__ = ["SessionFiles", "SourceReader", "TitleIndex", "WalkContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFiles:
+    """What `walk` found of one session: its files, and its native id when the walk knows it.
+
+    `native_id` None: the session is that one file and its id is found by scanning it (two files
+    naming one id are one session: the one with the newest activity is read).
+    """
+
+    native_id: str | None
+    paths: tuple[Path, ...]
+
+
+@dataclass(slots=True)
+class WalkContext:
+    """What one walk of a root shares between `summarize` calls: the title index, a memo."""
+
+    names: Mapping[str, str] = field(default_factory=dict)
+    """The title index's names by native id (empty without one)."""
+    memo: dict[str, object] = field(default_factory=dict)
+    """Per-walk cache a reader may fill (a project folder's cwd, say)."""
+
+
+class TitleIndex(Protocol):
+    """A file beside the sessions that names them (Codex's `session_index.jsonl`)."""
+
+    scan_type: type[FileScan]
+
+    def path(self, root: Path) -> Path:
+        """Where the index file is under `root`."""
+        ...
+
+    def scan(self, root: Path, previous: FileScan | None) -> FileScan:
+        """The index scanned (resuming from `previous`); a missing file scans as empty with size -1."""
+        ...
+
+    def names(self, scan: FileScan) -> dict[str, str]:
+        """The names a scan of the index holds, by native id."""
+        ...
+
+
+class SourceReader(Protocol):
+    """One agent's histories, read-only."""
+
+    info: SourceInfo
+    scan_type: type[FileScan]
+    """The `FileScan` subclass `scan` returns (stored scan states are loaded as it)."""
+    title_index: TitleIndex | None
+
+    def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """Where the agent keeps its histories (its own environment variable first)."""
+        ...
+
+    def walk(self, root: Path) -> Iterable[SessionFiles]:
+        """Every session's files under `root`, cheaply; never follows a link out of `root`."""
+        ...
+
+    def scan(self, root: Path, path: Path, previous: FileScan | None) -> FileScan:
+        """The discovery scan of one file, resuming from `previous`; raises `ForeignSourceError`."""
+        ...
+
+    def summarize(
+        self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
+    ) -> ForeignSummary | None:
+        """A session's discovery facts from its files' scans; None when it is not a session (yet)."""
+        ...
+
+    def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
+        """One session in full (summary and projectable snapshot); raises `ForeignSourceError`."""
+        ...
