@@ -3,9 +3,9 @@
 A walk lists the root's session files with the source's reader (`sessionref.sources.reader`:
 no file is read, except the first line of a Codex file whose name lacks its id), stats each one
 and compares size and mtime with the stored `ForeignFile`: an unchanged file costs that one stat.
-A changed or new file is
-scanned with the reader's resumable discovery scan, from the stored state (only the new bytes of
-a file that grew are read; a rewritten file is scanned again from its start). Sessions are then
+A changed or new file is scanned with the reader's resumable discovery scan, from the stored
+state (only the new bytes of a file that grew are read; a rewritten file is scanned again from
+its start). Sessions are then
 rebuilt only where one of their files changed:
 
 * a file whose session the walk does not name (Claude Code, Gemini CLI: `SessionFiles` without a
