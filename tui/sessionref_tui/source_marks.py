@@ -15,6 +15,8 @@ from typing import Final
 from sessionref.sources import SOURCE_NAMES, SourceKind, source_kind_of
 from sessionref.sources.registry import SOURCES
 
+from sessionref_tui.display import NEW_SESSION_NAME
+
 SOURCE_MARKS: Final[dict[SourceKind, str]] = {info.kind: info.mark for info in SOURCES}
 """Each registered source's mark (`sessionref.sources.registry`)."""
 MARK_CELLS: Final = 2
@@ -40,6 +42,13 @@ def source_color(session_id: str) -> str | None:
     """The color of the session's mark, or None without one."""
     kind = source_kind_of(session_id)
     return SOURCE_COLORS[kind] if kind is not None else None
+
+
+def untitled_name(session_id: str) -> str:
+    """What a session without a title is called: `New session` for the store's own, never for another
+    tool's session (that is "Claude Code session", and so on)."""
+    name = source_name(session_id)
+    return NEW_SESSION_NAME if name is None else f"{name} session"
 
 
 def source_name(session_id: str) -> str | None:

@@ -36,12 +36,15 @@ class SessionFiles:
 
 @dataclass(slots=True)
 class WalkContext:
-    """What one walk of a root shares between `summarize` calls: the title index, a memo."""
+    """What one walk of a root shares between `summarize` calls: the title index, known folders, a memo."""
 
     names: Mapping[str, str] = field(default_factory=dict)
     """The title index's names by native id (empty without one)."""
     memo: dict[str, object] = field(default_factory=dict)
     """Per-walk cache a reader may fill (a project folder's cwd, say)."""
+    known_cwds: frozenset[str] = frozenset()
+    """Folders the store already knows sessions in (and the process's folder and its parents): a
+    source that names a project by a hash of its folder matches them (Gemini CLI)."""
 
 
 class TitleIndex(Protocol):

@@ -10,9 +10,11 @@ files read-only, inside their root.
 from __future__ import annotations
 
 import logging
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Final
 
@@ -42,6 +44,15 @@ class SourceCount:
     walked_at: int | None
 
 
+def _here() -> list[str]:
+    """The process's folder and its parents (none when it has no folder any more)."""
+    try:
+        here = Path(os.getcwd())
+    except OSError:
+        return []
+    return [str(folder) for folder in (here, *here.parents)]
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -63,6 +74,12 @@ class ForeignPlan:
         for walk in self.walks:
             walk.plan()
         return self.total
+
+    def know_cwds(self, folders: Iterable[str | None]) -> None:
+        """Add folders a hashed project name may match (the logs' folders a walk just found)."""
+        known = frozenset(folder for folder in folders if folder)
+        for walk in self.walks:
+            walk.know_cwds(known)
 
     def run(self, progress: Callable[[int], None] | None = None) -> list[ForeignWalk]:
         """Scan every changed file; `progress(files scanned so far)` every `PROGRESS_EVERY` and at the end."""
@@ -126,18 +143,25 @@ class ForeignCatalog:
             counts.append(SourceCount(source, self.counts.get(source.kind, 0), at))
         return counts
 
-    def plan(self) -> ForeignPlan:
+    def plan(self, store_cwds: Iterable[str | None] = ()) -> ForeignPlan:
         """The walks of every source against a snapshot of what is indexed (under the store lock).
 
         Cheap (copies of dicts); `ForeignPlan.list_files` then lists and stats, without the lock.
+        `store_cwds` are the folders of the store's own sessions: with the foreign sessions' own,
+        the process's folder and its parents, the folders a hashed project name may match.
         """
+        known_cwds = frozenset(
+            folder
+            for folder in chain(store_cwds, (entry.cwd for entry in self.entries.values()), _here())
+            if folder
+        )
         walks: list[RootWalk] = []
         for source in self.sources:
             known = Known(
                 {path: row for path, row in self.files.items() if row.kind == source.kind},
                 {key: entry for key, entry in self.entries.items() if entry.kind == source.kind},
             )
-            walks.append(RootWalk(source, known))
+            walks.append(RootWalk(source, known, known_cwds))
         return ForeignPlan(walks, _now_ms())
 
     def apply(self, walks: Sequence[ForeignWalk], started_ms: int) -> Changes:
@@ -202,6 +226,8 @@ def walk_all(
             progress(done, total + extra)
 
     walk = catalog.walk(known, logs_progress) if known is not None else None
+    if walk is not None:
+        plan.know_cwds(after.cwd for _, after in walk.changes)
 
     def files_progress(done: int) -> None:
         if progress is not None:

@@ -119,7 +119,7 @@ def _entry(source: ForeignRoot, summary: ForeignSummary, files: Mapping[str, For
 class RootWalk:
     """One walk of one root: `plan()` lists and stats, `finish(progress)` scans and compares."""
 
-    def __init__(self, source: ForeignRoot, known: Known) -> None:
+    def __init__(self, source: ForeignRoot, known: Known, known_cwds: frozenset[str] = frozenset()) -> None:
         self.source = source
         self.known = known
         self.root = Path(source.root)
@@ -131,10 +131,14 @@ class RootWalk:
         self._rows: dict[str, ForeignFile] = {}
         self._singles: list[str] = []
         self._groups: list[tuple[str, SessionFiles]] = []
-        self._context = WalkContext()
+        self._context = WalkContext(known_cwds=known_cwds)
         self._names_loaded = False
         self._scanned = 0
         self._progress: ScanProgress = lambda done: None
+
+    def know_cwds(self, folders: frozenset[str]) -> None:
+        """Add folders a hashed project name may match (before `finish`)."""
+        self._context.known_cwds |= folders
 
     # -- planning ----------------------------------------------------------------------------
 

@@ -91,7 +91,7 @@ class StoreState:
         One progress run covers both: new log folders first, then history files to scan.
         """
         started = now_ms()  # wall clock, not the stamp of events
-        plan = self.foreign.plan()
+        plan = self.foreign.plan(state.cwd for state in self.catalog.states.values())
         walk, foreign = walk_all(self.catalog, dict(self.catalog.states) if logs else None, plan, progress)
         if walk is not None:
             self.catalog.apply_walk(walk)
@@ -105,7 +105,7 @@ class StoreState:
         with self.lock:
             self.check_open()
             known = dict(self.catalog.states)
-            plan = self.foreign.plan()
+            plan = self.foreign.plan(state.cwd for state in self.catalog.states.values())
         started = now_ms()  # wall clock, not the stamp of events
         walk, foreign = walk_all(self.catalog, known, plan, progress)
         with self.lock:

@@ -47,6 +47,7 @@ from sessionref_tui.repl.prompt_wrap import PROMPT, WordWrapProcessor, continuat
 from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.session_feed import SessionFeed
 from sessionref_tui.repl.transcript import Transcript
+from sessionref_tui.source_marks import untitled_name
 
 if TYPE_CHECKING:
     from sessionref.host.workspace import Workspace
@@ -382,7 +383,7 @@ class LineMode:
 
     def _name_of(self, session_id: str) -> str:
         try:
-            return self.workspace.title(session_id) or NEW_SESSION_NAME
+            return self.workspace.title(session_id) or untitled_name(session_id)
         except Exception:
             return session_id
 
