@@ -403,6 +403,7 @@ class ClaudeCodeReader:
     info: Final = INFO
     scan_type: Final = ClaudeScan
     title_index: Final = None
+    database: Final = None
 
     def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """`$CLAUDE_CONFIG_DIR` when set, else `~/.claude`."""

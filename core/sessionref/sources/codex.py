@@ -340,6 +340,7 @@ class CodexReader:
     info: Final = INFO
     scan_type: Final = CodexScan
     title_index: Final = CodexTitleIndex()
+    database: Final = None
 
     def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """`$CODEX_HOME` when set, else `~/.codex`."""

@@ -175,6 +175,7 @@ class CopilotReader:
     info: Final = INFO
     scan_type: Final = CopilotScan
     title_index: Final = None
+    database: Final = None
 
     def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """`~/.copilot`."""

@@ -79,6 +79,9 @@ class ForeignSourceErrorCode(StrEnum):
     INVALID_SESSION = "FOREIGN_SESSION_INVALID"
     TOO_LARGE = "FOREIGN_SESSION_TOO_LARGE"
     INVALID_ID = "FOREIGN_SESSION_ID_INVALID"
+    DATABASE_BUSY = "FOREIGN_DATABASE_BUSY"
+    DATABASE_UNREADABLE = "FOREIGN_DATABASE_UNREADABLE"
+    DATABASE_SCHEMA = "FOREIGN_DATABASE_SCHEMA_UNKNOWN"
 
 
 class ForeignSourceError(CodedError):
@@ -152,6 +155,9 @@ class ForeignSummary:
     updated_at: int
     title: str | None
     paths: tuple[Path, ...]
+    version: str | None = None
+    """The session's own version where its files are not (a database's update time); None: the
+    store derives it from its files' sizes and mtimes."""
 
 
 @dataclass(frozen=True, slots=True)

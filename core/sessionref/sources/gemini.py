@@ -360,6 +360,7 @@ class GeminiReader:
     info: Final = INFO
     scan_type: Final = GeminiScan
     title_index: Final = None
+    database: Final = None
 
     def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """`$GEMINI_CLI_HOME/.gemini` when that variable is set, else `~/.gemini`."""

@@ -4,8 +4,10 @@ A reader is read-only and stateless (the store keeps every scan state in its ind
 walks a root with it in three steps: `walk` lists the sessions' files cheaply (normally no
 reads), `scan` runs the resumable discovery scan of one changed file (`sessionref.sources.scan`),
 `summarize` turns a session's scans into its discovery facts; `read` reads one session in full
-for a reference. Change is detected by each file's size and mtime (a database-backed source lists
-its database's own files, so a write to it is seen the same way).
+for a reference. Change is detected by each file's size and mtime. A database-backed source walks its
+database as one `SessionFiles(database=True)`: only when one of its files changed does its
+`database` listing open it, and then each session's change is read from the database's own
+timestamps (`DatabaseSessions`), never by reading every session again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sessionref.sources.foreign import ForeignSession, ForeignSummary
 from sessionref.sources.registry import SourceInfo
 from sessionref.sources.scan import FileScan
 
-__all__ = ["SessionFiles", "SourceReader", "TitleIndex", "WalkContext"]
+__all__ = ["DatabaseListing", "DatabaseSessions", "SessionFiles", "SourceReader", "TitleIndex", "WalkContext"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,9 @@ class SessionFiles:
 
     native_id: str | None
     paths: tuple[Path, ...]
+    database: bool = False
+    """A database holding many sessions (its file first, then its `-wal`/`-shm`): listed by the
+    reader's `database` listing, and only when one of these files changed."""
 
 
 @dataclass(slots=True)
@@ -65,6 +70,25 @@ class TitleIndex(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class DatabaseSessions:
+    """What a database listing found: sessions whose version is as known, and the others in full."""
+
+    unchanged: tuple[str, ...]
+    """Native ids whose version (the database's own update time) is the one the store knows."""
+    changed: tuple[ForeignSummary, ...]
+    """The sessions that are new or changed (each with its `version`)."""
+
+
+class DatabaseListing(Protocol):
+    """The sessions inside a database (`SessionFiles.database`), found by its own timestamps."""
+
+    def sessions(self, root: Path, files: SessionFiles, known: Mapping[str, str]) -> DatabaseSessions:
+        """Every session the database lists (sub-agent sessions left out); `known` maps native ids to the
+        versions the store has. Raises `ForeignSourceError` (busy, unreadable, unknown schema)."""
+        ...
+
+
 class SourceReader(Protocol):
     """One agent's histories, read-only."""
 
@@ -72,6 +96,8 @@ class SourceReader(Protocol):
     scan_type: type[FileScan]
     """The `FileScan` subclass `scan` returns (stored scan states are loaded as it)."""
     title_index: TitleIndex | None
+    database: DatabaseListing | None
+    """How the sessions inside a database are listed (None: the source has no database)."""
 
     def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """Where the agent keeps its histories (its own environment variable first)."""

@@ -53,6 +53,7 @@ SOURCES: Final[tuple[SourceInfo, ...]] = (
     SourceInfo("gemini", "Gemini CLI", "GM", "#5b8def", "gemini"),
     SourceInfo("antigravity", "Antigravity CLI", "AG", "#8e6cf0", "antigravity"),
     SourceInfo("copilot", "GitHub Copilot CLI", "GH", "#6e7781", "copilot"),
+    SourceInfo("opencode", "OpenCode", "OC", "#e0a526", "opencode"),
     SourceInfo("qwen-code", "Qwen Code", "QW", "#7b61ff", "qwen_code"),
 )
 """Every source, in the order they are listed and walked."""

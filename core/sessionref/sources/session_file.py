@@ -113,6 +113,7 @@ class SessionFileReader:
     """A `SourceReader` over one-file-per-session histories: a walk plus a `SessionFormat`."""
 
     title_index = None
+    database = None
 
     def __init__(
         self,

@@ -42,6 +42,8 @@ class SourceCount:
     source: ForeignRoot
     sessions: int
     walked_at: int | None
+    problem: str | None = None
+    """Why the source's database was skipped at its last walk (it is read again at the next), if it was."""
 
 
 def _here() -> list[str]:
@@ -112,6 +114,8 @@ class ForeignCatalog:
         self.entries: dict[str, ForeignEntry] = {}
         self.counts: dict[str, int] = {}
         """Sessions per source kind, as last walked or loaded."""
+        self.problems: dict[str, str] = {}
+        """Why a source's database was skipped at its last walk, by kind."""
         self._reported: set[str] = set()
         self.reload()
 
@@ -140,7 +144,9 @@ class ForeignCatalog:
         for source in self.sources:
             last = walked.get(source.kind)
             at = last["at"] if last is not None and last["root"] == source.root else None
-            counts.append(SourceCount(source, self.counts.get(source.kind, 0), at))
+            counts.append(
+                SourceCount(source, self.counts.get(source.kind, 0), at, self.problems.get(source.kind))
+            )
         return counts
 
     def plan(self, store_cwds: Iterable[str | None] = ()) -> ForeignPlan:
@@ -176,6 +182,10 @@ class ForeignCatalog:
         for walk in walks:
             for message in walk.refused:
                 self._report(message)
+            if walk.problem is not None:
+                self.problems[walk.source.kind] = walk.problem
+            else:
+                self.problems.pop(walk.source.kind, None)
             if walk.missing and walk.source.kind in self.counts:
                 self._report(f"{walk.source.name}: no folder at {walk.source.root}; its sessions are gone")
             for row in walk.saved_files:

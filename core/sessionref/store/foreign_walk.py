@@ -70,6 +70,8 @@ class ForeignWalk:
     changes: list[tuple[ForeignEntry | None, ForeignEntry | None]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     missing: bool = False
+    problem: str | None = None
+    """Why a database of the source was skipped this time (busy, unreadable, unknown schema), if it was."""
     sessions: int = 0
     """Sessions under the root after the walk."""
 
@@ -101,7 +103,9 @@ def _loaded(kind: type[FileScan], row: ForeignFile | None) -> Any:
 
 def _entry(source: ForeignRoot, summary: ForeignSummary, files: Mapping[str, ForeignFile]) -> ForeignEntry:
     paths = tuple(str(path) for path in summary.paths)
-    version = VERSION_SEPARATOR.join(file_version(files[p].size, files[p].mtime_ns) for p in paths)
+    version = summary.version or VERSION_SEPARATOR.join(
+        file_version(files[p].size, files[p].mtime_ns) for p in paths
+    )
     return ForeignEntry(
         session_id=summary.session_id,
         kind=source.kind,
@@ -131,6 +135,7 @@ class RootWalk:
         self._rows: dict[str, ForeignFile] = {}
         self._singles: list[str] = []
         self._groups: list[tuple[str, SessionFiles]] = []
+        self._databases: list[SessionFiles] = []
         self._context = WalkContext(known_cwds=known_cwds)
         self._names_loaded = False
         self._scanned = 0
@@ -149,7 +154,9 @@ class RootWalk:
             return 0
         paths: list[Path] = []
         for files in self.reader.walk(self.root):
-            if files.native_id is None:
+            if files.database:
+                self._databases.append(files)
+            elif files.native_id is None:
                 self._singles.extend(str(path) for path in files.paths)
             else:
                 self._groups.append((files.native_id, files))
@@ -179,6 +186,7 @@ class RootWalk:
         renamed = self._title_index()
         entries = self._single_file_entries()
         entries.update(self._grouped_entries(renamed))
+        entries.update(self._database_entries())
         for session_id, entry in entries.items():
             before = self.known.entries.get(session_id)
             if before != entry:
@@ -324,4 +332,40 @@ class RootWalk:
                 summary = self.reader.summarize(self.root, native_id, scans, self._context)
                 if summary is not None:
                     entries[session_id] = _entry(self.source, summary, self._rows)
+        return entries
+
+    # -- sessions inside a database: listed by its own timestamps, only when its files changed --
+
+    def _database_entries(self) -> dict[str, ForeignEntry]:
+        entries: dict[str, ForeignEntry] = {}
+        listing = self.reader.database
+        for files in self._databases:
+            paths = [str(path) for path in files.paths if str(path) in self._found]
+            if listing is None or not paths or paths[0] != str(files.paths[0]):
+                continue
+            database = paths[0]
+            before = {e.native_id: e for e in self.known.entries.values() if e.paths[:1] == (database,)}
+            if not any(self._changed(path) for path in paths):
+                entries.update((entry.session_id, entry) for entry in before.values())
+                continue
+            known = {native_id: entry.version for native_id, entry in before.items()}
+            try:
+                listed = listing.sessions(self.root, files, known)
+            except (ForeignSourceError, OSError) as error:
+                self._refuse(database, error)  # read again at the next walk; its sessions stay as they were
+                self.result.problem = getattr(error, "message", None) or str(error)
+                for path in paths:
+                    self._rows.pop(path, None)
+                entries.update((entry.session_id, entry) for entry in before.values())
+                continue
+            for path in paths:
+                info = self._found[path]
+                self._rows[path] = ForeignFile(
+                    path, self.source.kind, self.source.root, None, info.st_size, info.st_mtime_ns, "{}"
+                )
+            for native_id in listed.unchanged:
+                if (entry := before.get(native_id)) is not None:
+                    entries[entry.session_id] = entry
+            for summary in listed.changed:
+                entries[summary.session_id] = _entry(self.source, summary, self._rows)
         return entries

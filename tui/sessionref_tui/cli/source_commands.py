@@ -1,7 +1,8 @@
 """`sessionref sources` (other agents' histories found) and `sessionref snapshot ID` (one context message).
 
-`sources` lists Claude Code, Codex CLI and Gemini CLI: where each folder is, whether sessionref
-reads it and why, how many sessions were found and when it was last indexed. It opens the store
+`sources` lists every other agent sessionref reads: where each folder is, whether sessionref
+reads it and why, how many sessions were found and when it was last indexed, and why a
+database was skipped (busy, unreadable, a newer schema). It opens the store
 (catching up, with progress on stderr) only when the store exists; it never creates one.
 
 `snapshot` prints the framed, bounded context message the model would get for one session: the
@@ -91,6 +92,7 @@ def source_json(status: SourceStatus, counts: dict[str, SourceCount] | None) -> 
         "why": status.why,
         "sessions": count.sessions if count is not None else None,
         "lastIndexed": count.walked_at if count is not None else None,
+        "problem": count.problem if count is not None else None,
     }
 
 
@@ -104,6 +106,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
         print(safe_json([source_json(status, counts) for status in statuses]))
         return EXIT_OK
     print("\n".join(source_rows(statuses, counts, _now_ms())))
+    for count in (counts or {}).values():
+        if count.problem is not None:
+            note(f"{count.source.name} skipped for now: {count.problem}")
     if counts is None:
         note(NO_STORE_NOTE.format(root=root))
     return EXIT_OK
