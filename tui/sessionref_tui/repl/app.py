@@ -232,6 +232,7 @@ class LineMode:
         model_name = inert(self.workspace.model.name)
         self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
         self.workspace.start_conversation_search()  # in the background: the prompt is not held back
+        self.workspace.watch_changes(self._sessions_changed)  # `@` and /sessions see new sessions at once
         if isinstance(self._target, Agent):
             self.feed.replay_recent(self._target.id)
         guard = patch_stdout(raw=False) if self._uses_real_terminal else nullcontext()
@@ -250,6 +251,9 @@ class LineMode:
         finally:
             await self._shutdown()
         return 0
+
+    def _sessions_changed(self) -> None:
+        """Live discovery re-walked the store: the next `@` lookup lists what changed (nothing to redraw)."""
 
     async def _dispatch(self, text: str) -> None:
         stripped = text.strip()
