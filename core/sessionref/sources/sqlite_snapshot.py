@@ -31,7 +31,7 @@ import sqlite3
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final, TypeVar
 
@@ -130,8 +130,6 @@ def read_database(root: Path, path: Path, query: Callable[[sqlite3.Connection], 
     for attempt in range(ATTEMPTS):
         try:
             stable, result = _attempt(database, query)
-        except ForeignSourceError:
-            raise
         except sqlite3.OperationalError as error:
             if "locked" not in str(error) and "busy" not in str(error):
                 raise _unreadable(path, error) from error
@@ -166,10 +164,3 @@ def require_columns(connection: sqlite3.Connection, tables: Mapping[str, Iterabl
                 ForeignSourceErrorCode.DATABASE_SCHEMA,
                 f"the database has no {what}: a schema this version does not know",
             )
-
-
-def rows(
-    connection: sqlite3.Connection, sql: str, parameters: Iterable[object] = ()
-) -> Iterator[tuple[object, ...]]:
-    """The rows of one query (a thin, typed wrapper)."""
-    yield from connection.execute(sql, tuple(parameters))
