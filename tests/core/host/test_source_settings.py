@@ -92,8 +92,8 @@ def test_source_lists(text: str, expected: tuple[str, ...]) -> None:
 
 def test_an_unknown_source_in_a_list_is_refused_with_the_known_ones() -> None:
     with pytest.raises(SourceListError) as raised:
-        parse_source_list("claude-code,opencode")
-    assert "opencode" in str(raised.value) and "codex" in str(raised.value)
+        parse_source_list("claude-code,nosuchagent")
+    assert "nosuchagent" in str(raised.value) and "codex" in str(raised.value)
 
 
 @pytest.mark.parametrize(
