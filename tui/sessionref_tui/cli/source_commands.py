@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.cells import cell_len
-from sessionref.host.live_discovery import available_mode
 from sessionref.service.session_ids import resolve_session_id
 
 from sessionref_tui.cli.output import EXIT_OK, inert_block, note, safe_json
@@ -107,6 +106,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
         print(safe_json([source_json(status, counts) for status in statuses]))
         return EXIT_OK
     print("\n".join(source_rows(statuses, counts, _now_ms())))
+    from sessionref.host.live_discovery import available_mode  # not at import: the launcher stays light
+
     note(f"while chat or repl runs, new and changed sessions show up by {available_mode()}")
     for count in (counts or {}).values():
         if count.problem is not None:
