@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from databases import opencode_root
+from histories import copy_root, discover, read_listed, tree_state
 from sessionref.host.source_settings import CONFIG_KEYS, parse_source_list
 from sessionref.sources import SOURCE_KINDS, SOURCE_NAMES, default_roots, parse_foreign_session_id
 from sessionref.sources.registry import SOURCES, SourceInfo, registered, source_info
@@ -55,3 +57,19 @@ def test_no_module_outside_the_readers_names_a_source() -> None:
         if readers not in path.parents and path not in allowed and spelled.search(path.read_text())
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize("info", SOURCES, ids=[info.kind for info in SOURCES])
+def test_reading_every_fixture_session_changes_nothing_in_the_agents_folder(
+    info: SourceInfo, tmp_path: Path
+) -> None:
+    """Walk, scan and read every session: each file's bytes and mtime, and the file list, stay as is."""
+    root = copy_root(info.kind, tmp_path)
+    if info.kind == "opencode":
+        root = opencode_root(tmp_path / "db")
+    before = tree_state(root)
+    sessions = discover(info.kind, root)
+    assert sessions  # the fixtures hold sessions: the check is not vacuous
+    for summary in sessions:
+        read_listed(summary, root)
+    assert tree_state(root) == before
