@@ -86,6 +86,10 @@ def discover(kind: str, root: Path | None = None, context: WalkContext | None = 
     context = WalkContext() if context is None else context
     found: list[ForeignSummary] = []
     for files in reader.walk(root):
+        if files.database:
+            assert reader.database is not None
+            found.extend(reader.database.sessions(root, files, {}).changed)
+            continue
         scans = [reader.scan(root, path, None) for path in files.paths]
         summary = reader.summarize(root, files.native_id, scans, context)
         if summary is not None:
