@@ -279,7 +279,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "sources",
-            "Sessions from Claude Code (CC), Codex CLI (CX) and Gemini CLI (GM) beside the store's own",
+            "Sessions from other agents (CC, CX, GM, AG, GH, QW, OC) beside the store's own",
             WIDE,
             popup_with_sources,
         ),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from sessionref.service.candidates import Candidate
+from sessionref_tui.display import NEW_SESSION_NAME
 from sessionref_tui.palette import session_hit_display
 from sessionref_tui.repl.commands import candidate_row
 from sessionref_tui.repl.completer import candidate_meta_fragments
-from sessionref_tui.source_marks import source_mark, source_of
+from sessionref_tui.source_marks import source_mark, source_of, untitled_name
 from sessionref_tui.widgets.candidate_rows import RowFields, columns_for, layout_row
 from sessionref_tui.widgets.sidebar import SidebarEntry, entry_prompt
 
@@ -71,3 +72,11 @@ def test_the_line_mode_menu_and_sessions_list_show_the_mark() -> None:
     assert candidate_row(CODEX, NOW_MS, 100, marks=True).startswith("CX Endpoint triage")
     assert candidate_row(OWN, NOW_MS, 100, marks=True).startswith("   Fix flaky retry test")
     assert cell_len(candidate_row(OWN, NOW_MS, 100, marks=True)) < 100
+
+
+def test_another_tools_untitled_session_is_never_called_new_session() -> None:
+    untitled = SidebarEntry("codex:1b2c", None, None, NOW_MS)
+    first = entry_prompt(untitled, now_ms=NOW_MS, show_cwd=False, current=False).plain.splitlines()[0]
+    assert first.strip() == "CX Codex CLI session"
+    assert untitled_name("claude-code:5f1c") == "Claude Code session"
+    assert untitled_name("f0157071") == NEW_SESSION_NAME

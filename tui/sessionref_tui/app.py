@@ -36,6 +36,7 @@ from sessionref_tui.palette import AppCommands
 from sessionref_tui.store_loading import (
     IndexProgressed,
     OpenAbandoned,
+    SessionsChanged,
     StoreCaughtUp,
     WorkspaceOpened,
     WorkspaceOpener,
@@ -183,6 +184,7 @@ class SessionrefApp(App[None]):
         self.call_after_refresh(self._freeze_heap)
         if self.workspace.caught_up:
             self.call_after_refresh(self.start_conversation_search)
+            self._watch_changes()
 
     def start_conversation_search(self) -> None:
         """Build or catch up the index of what was said, in the background (after the store's own
@@ -204,12 +206,27 @@ class SessionrefApp(App[None]):
             return
         self.post_message(StoreCaughtUp())
 
+    def _watch_changes(self) -> None:
+        """Keep the lists current from now on: a change on disk re-walks the store, then redraws them."""
+
+        def changed() -> None:
+            self.post_message(SessionsChanged())
+
+        if not self._abandon.is_set():
+            self.workspace.watch_changes(changed)
+
+    @on(SessionsChanged)
+    def _sessions_changed(self, message: SessionsChanged) -> None:
+        if not self._abandon.is_set():
+            self.chat.show_caught_up()
+
     @on(StoreCaughtUp)
     def _store_caught_up(self, message: StoreCaughtUp) -> None:
         self.call_after_refresh(self.start_conversation_search)  # from what the store lists, caught up or not
         if message.error is None:
             self.chat.show_caught_up()
             self.call_after_refresh(self._freeze_heap)
+            self._watch_changes()
             return
         code = getattr(message.error, "code", None)
         text = getattr(message.error, "message", None) or str(message.error)

@@ -33,12 +33,13 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from sessionref_tui.display import NEW_SESSION_NAME, inert
+from sessionref_tui.display import inert
 from sessionref_tui.mentions import MentionTarget, mention_for
 from sessionref_tui.palette import SessionSwitcher
 from sessionref_tui.returned_drafts import KeptDrafts, kept_notice, restored_notice, returned_notice
 from sessionref_tui.screens.confirm_compact import ConfirmCompactScreen
 from sessionref_tui.screens.rename import RenameScreen
+from sessionref_tui.source_marks import untitled_name
 from sessionref_tui.store_loading import IndexProgressed, StoreLoading
 from sessionref_tui.submit_errors import describe_send_error
 from sessionref_tui.widgets.composer import Composer
@@ -479,7 +480,7 @@ class ChatScreen(Screen[None]):
         agent = self._agent
         if not is_agent(agent) or isinstance(self.app.screen, ConfirmCompactScreen):
             return
-        name = self.workspace.title(agent.id) or NEW_SESSION_NAME
+        name = self.workspace.title(agent.id) or untitled_name(agent.id)
 
         def answered(confirmed: bool | None) -> None:
             if confirmed:
@@ -691,7 +692,7 @@ class ChatScreen(Screen[None]):
             self.notify(returned_notice(message.drafts), title="Not sent", markup=False)
             return
         self._kept_drafts.keep(message.session_id, message.drafts)
-        name = inert(self.workspace.title(message.session_id) or NEW_SESSION_NAME)
+        name = inert(self.workspace.title(message.session_id) or untitled_name(message.session_id))
         self.notify(kept_notice(message.drafts, name), title="Not sent", markup=False)
 
     def _restore_kept_drafts(self, session_id: str) -> None:

@@ -1,7 +1,7 @@
-"""Small Claude Code, Codex CLI and Gemini CLI homes for `sessionref demo`, written from scratch.
+"""Small homes of the other agents for `sessionref demo`, written from scratch.
 
 The demo never reads the user's own histories: it writes these homes into its temporary folder
-and points the sources there, so the tour shows sessions from all three tools, with their marks.
+and points the sources there, so the tour shows sessions from every tool, with their marks.
 Each file is laid out and shaped the way the tool writes it (`docs/…/agent-histories.md`): tool
 calls, thinking and injected scaffolding are there too, and the readers leave them out. Times are
 relative to `now_ms`, so ages look real and a fixed clock gives the same pictures on every run.
@@ -298,18 +298,142 @@ def _gemini_home(root: Path, now_ms: int) -> None:
     _write(project / "chats" / f"session-{stamp}-{native[:8]}.jsonl", records)
 
 
+# -- the newer agents: one older session each, in other folders ----------------------------------
+
+WIKI: Final = "/home/ana/team-wiki"
+INFRA: Final = "/srv/infra"
+
+
+def _antigravity_home(root: Path, now_ms: int) -> None:
+    native = history_id("antigravity-wiki")
+    start = now_ms - 16 * DAY_MS
+    meta = json.dumps({"cwd": WIKI})
+    records = [
+        {"source": "SYSTEM", "created_at": _iso(start), "content": "You are a coding agent."},
+        {
+            "source": "USER_EXPLICIT",
+            "created_at": _iso(start + MINUTE_MS),
+            "content": f"<USER_REQUEST>Fix the broken links in the onboarding page</USER_REQUEST>"
+            f"<ADDITIONAL_METADATA>{meta}</ADDITIONAL_METADATA>",
+        },
+        {"source": "TOOL_CALL", "created_at": _iso(start + 2 * MINUTE_MS), "content": "grep -r 'http://old'"},
+        {
+            "source": "MODEL",
+            "created_at": _iso(start + 3 * MINUTE_MS),
+            "content": "Six links pointed at the old wiki host; all now use the new one.",
+        },
+    ]
+    _write(root / "brain" / native / ".system_generated" / "logs" / "transcript.jsonl", records)
+
+
+def _copilot_home(root: Path, now_ms: int) -> None:
+    native = history_id("copilot-terraform")
+    start = now_ms - 18 * DAY_MS
+    folder = root / "session-state" / native
+
+    def event(minutes: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+        return {"type": kind, "timestamp": _iso(start + minutes * MINUTE_MS), "data": data}
+
+    events = [
+        event(0, "session.start", {"sessionId": native, "context": {"cwd": INFRA}}),
+        event(1, "user.message", {"content": "Why does terraform plan want to recreate the bucket?"}),
+        event(2, "assistant.message", {"content": "", "toolRequests": [{"name": "shell"}]}),
+        event(
+            3, "assistant.message", {"content": "The bucket name changed case; pin it with a moved block."}
+        ),
+    ]
+    _write(folder / "events.jsonl", events)
+    (folder / "workspace.yaml").write_text(
+        f"cwd: {INFRA}\nsummary: Terraform bucket recreate\n", encoding="utf-8"
+    )
+
+
+def _qwen_home(root: Path, now_ms: int) -> None:
+    native = history_id("qwen-lint")
+    start = now_ms - 20 * DAY_MS
+
+    def record(index: int, kind: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "uuid": f"{native}-{index}", "parentUuid": f"{native}-{index - 1}" if index > 1 else None,
+            "sessionId": native, "timestamp": _iso(start + index * MINUTE_MS), "type": kind, "cwd": INFRA,
+            "message": {"role": "user" if kind == "user" else "model", "parts": parts},
+        }  # fmt: skip
+
+    _write(
+        root / "projects" / _escaped(INFRA) / "chats" / f"{native}.jsonl",
+        [
+            record(1, "user", [{"text": "Make the shell scripts pass shellcheck"}]),
+            record(
+                2,
+                "assistant",
+                [{"text": "Check each script.", "thought": True}, {"text": "Quoted 14 variables."}],
+            ),
+        ],
+    )
+
+
+def _opencode_home(root: Path, now_ms: int) -> None:
+    import sqlite3  # only the demo writes a database, and only into its own folder
+    from contextlib import closing
+
+    native = "ses_" + history_id("opencode-docs").replace("-", "")[:24]
+    start = now_ms - 22 * DAY_MS
+    root.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(root / "opencode.db")) as db:
+        db.executescript(
+            "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, directory TEXT,"
+            " title TEXT, time_created INTEGER, time_updated INTEGER);"
+            "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT);"
+            "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);"
+        )
+        db.execute(
+            "INSERT INTO session VALUES (?, 'p', NULL, ?, 'Docs site search', ?, ?)",
+            (native, WIKI, start, start + 3 * MINUTE_MS),
+        )
+        db.execute(
+            "INSERT INTO message VALUES ('m1', ?, ?, ?)",
+            (native, start + MINUTE_MS, json.dumps({"role": "user"})),
+        )
+        db.execute(
+            "INSERT INTO part VALUES ('p1', 'm1', ?, ?)",
+            (native, json.dumps({"type": "text", "text": "Add search to the docs site"})),
+        )
+        db.execute(
+            "INSERT INTO message VALUES ('m2', ?, ?, ?)",
+            (native, start + 2 * MINUTE_MS, json.dumps({"role": "assistant", "modelID": "gpt-5"})),
+        )
+        db.execute(
+            "INSERT INTO part VALUES ('p2', 'm2', ?, ?)",
+            (native, json.dumps({"type": "reasoning", "text": "Thinking about indexes"})),
+        )
+        db.execute(
+            "INSERT INTO part VALUES ('p3', 'm2', ?, ?)",
+            (native, json.dumps({"type": "text", "text": "Added a client-side index built at deploy time."})),
+        )
+        db.commit()
+
+
 def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKind, Path]:
-    """Write a Claude Code, a Codex CLI and a Gemini CLI home under `folder`; returns each root.
+    """Write a home of each agent the demo shows under `folder`; returns each root.
 
     Two sessions of Claude Code (one in `cwd`, one compacted elsewhere), one of Codex CLI in `cwd`
-    (renamed in its `session_index.jsonl`) and one of Gemini CLI in another project.
+    (renamed in its `session_index.jsonl`), one of Gemini CLI in another project, and one older
+    session each of Antigravity CLI, GitHub Copilot CLI, Qwen Code and OpenCode in other folders.
     """
     roots: dict[SourceKind, Path] = {
         "claude-code": folder / "claude",
         "codex": folder / "codex",
         "gemini": folder / "gemini-home" / ".gemini",
+        "antigravity": folder / "gemini-home" / ".gemini" / "antigravity-cli",
+        "copilot": folder / "copilot",
+        "qwen-code": folder / "qwen",
+        "opencode": folder / "opencode",
     }
     _claude_home(roots["claude-code"], cwd, now_ms)
     _codex_home(roots["codex"], cwd, now_ms)
     _gemini_home(roots["gemini"], now_ms)
+    _antigravity_home(roots["antigravity"], now_ms)
+    _copilot_home(roots["copilot"], now_ms)
+    _qwen_home(roots["qwen-code"], now_ms)
+    _opencode_home(roots["opencode"], now_ms)
     return roots

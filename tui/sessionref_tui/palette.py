@@ -16,7 +16,6 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
 from sessionref_tui.display import (
-    NEW_SESSION_NAME,
     home_relative,
     inert,
     match_spans,
@@ -24,7 +23,7 @@ from sessionref_tui.display import (
     truncate_end,
     truncate_middle,
 )
-from sessionref_tui.source_marks import source_color, source_mark
+from sessionref_tui.source_marks import source_color, source_mark, untitled_name
 
 if TYPE_CHECKING:
     from sessionref_tui.chat_screen import ChatScreen
@@ -142,7 +141,7 @@ class SessionSwitcher(Provider):
         for candidate in found:
             label = candidate.label
             display = session_hit_display(
-                NEW_SESSION_NAME if label == candidate.session_id else label,
+                untitled_name(candidate.session_id) if label == candidate.session_id else label,
                 candidate.cwd,
                 relative_age(candidate.last_activity, now_ms),
                 query,

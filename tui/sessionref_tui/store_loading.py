@@ -61,6 +61,10 @@ class StoreCaughtUp(Message):
         self.error = error
 
 
+class SessionsChanged(Message):
+    """Live discovery found a change on disk: a new, grown, renamed or deleted session."""
+
+
 class StoreLoading(Vertical):
     """Placeholder for the sidebar while the store opens: a heading, a status line and a progress bar."""
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from sessionref.agent.ports import AgentStore
 from sessionref.models.base import ChatModel
 from sessionref.service.protocols import Progress, SessionQuery, SessionRecord
+from sessionref.store.foreign_catalog import SourceCount
 from sessionref.store.logfile import LogReport
 
 __all__ = ["ChatModel", "WorkspaceStore"]
@@ -55,8 +56,12 @@ class WorkspaceStore(AgentStore, SessionQuery, Protocol):
         """Call `listener(session_id, events)` after every append; returns the unsubscribe."""
         ...
 
-    def refresh(self, progress: Progress | None = None) -> None:
-        """Catch up with what other programs wrote (a walk over the logs, blocking)."""
+    def refresh(self, progress: Progress | None = None) -> bool:
+        """Catch up with what other programs wrote (a walk over the logs, blocking); whether it found any."""
+        ...
+
+    def sources(self) -> list[SourceCount]:
+        """The other agents' sources the store reads (their roots are watched while a UI runs)."""
         ...
 
     def close(self) -> None:

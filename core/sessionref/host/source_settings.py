@@ -1,6 +1,6 @@
-"""The `[sources]` settings: which other agents' histories (Claude Code, Codex CLI, Gemini CLI) are read.
+"""The `[sources]` settings: which other agents' histories (`sessionref.sources.registry`) are read.
 
-``config.toml`` (every key optional)::
+``config.toml`` (every key optional; every registered source has a switch and a root key)::
 
     [sources]
     claude_code = true               # false: never list or read Claude Code sessions
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from sessionref.contract.errors import CodedError
 from sessionref.contract.excerpts import bounded_excerpt
 from sessionref.sources import SOURCE_KINDS, SourceKind
+from sessionref.sources.registry import SOURCES
 
 __all__ = [
     "SOURCES_ENV",
@@ -38,11 +39,7 @@ __all__ = [
 SOURCES_ENV: Final = "SESSIONREF_SOURCES"
 ALL_SOURCES: Final = "all"
 NO_SOURCES: Final = "none"
-CONFIG_KEYS: Final[dict[str, SourceKind]] = {
-    "claude_code": "claude-code",
-    "codex": "codex",
-    "gemini": "gemini",
-}
+CONFIG_KEYS: Final[dict[str, SourceKind]] = {info.config_key: info.kind for info in SOURCES}
 """`[sources]` switch keys (TOML-friendly) and the source each one names."""
 ROOT_SUFFIX: Final = "_root"
 SHOWN_CHARS: Final = 80
@@ -62,7 +59,7 @@ def parse_source_list(text: str) -> tuple[SourceKind, ...]:
         return SOURCE_KINDS
     chosen: list[SourceKind] = []
     for word in words:
-        kind = next((known for known in SOURCE_KINDS if known == word), None)
+        kind = word if word in SOURCE_KINDS else None
         if kind is None:
             known = ", ".join(SOURCE_KINDS)
             shown = bounded_excerpt(word, SHOWN_CHARS)

@@ -1,10 +1,10 @@
 """Which other agents' histories a host reads, where, and why: settings plus the command line.
 
-For each source (Claude Code, Codex CLI, Gemini CLI), in order of precedence: the command line's
+For each registered source (`sessionref.sources.registry`), in order of precedence: the command line's
 `--sources` list, else `SESSIONREF_SOURCES`, else the `[sources]` switch in `config.toml`, else on.
 A source that is wanted is read only when its root folder exists. Roots come from `[sources]
-<name>_root`, else the tool's own variable (`$CLAUDE_CONFIG_DIR`, `$CODEX_HOME`,
-`$GEMINI_CLI_HOME/.gemini`), else its folder in the home directory. Nothing is created or read
+<name>_root`, else the tool's own variable (`$CLAUDE_CONFIG_DIR`, say; each reader's
+`default_root`), else its folder in the home directory. Nothing is created or read
 here beyond one `is_dir` per source.
 """
 
@@ -19,6 +19,7 @@ from typing import Final
 from sessionref.host.settings import Settings
 from sessionref.host.source_settings import SOURCES_ENV
 from sessionref.sources import SOURCE_KINDS, SOURCE_NAMES, SourceKind, default_roots
+from sessionref.sources.registry import registered
 from sessionref.store.foreign_state import ForeignRoot
 
 __all__ = ["COMMAND_LINE", "DEFAULT", "SourceStatus", "enabled_roots", "resolve_sources"]
@@ -66,7 +67,7 @@ class SourceStatus:
 
 
 def _config_key(kind: SourceKind) -> str:
-    return kind.replace("-", "_")
+    return registered(kind).config_key
 
 
 def resolve_sources(

@@ -40,6 +40,7 @@ from sessionref.agent.errors import AGENT_EMPTY_MESSAGE
 from sessionref.contract.options import Placement
 from sessionref.host.frecency import SHORT_QUERY_CHARS, Frecency
 from sessionref.host.internal_errors import StoreInternalErrorLog
+from sessionref.host.live_discovery import LiveDiscovery
 from sessionref.host.mention_source import MentionSource, MentionTarget
 from sessionref.host.ports import ChatModel, WorkspaceStore
 from sessionref.host.settings import Settings
@@ -160,6 +161,7 @@ class Workspace:
         self._queue_listeners: list[QueueListener] = []
         self._drafts_listeners: list[DraftsListener] = []
         self._collecting: dict[str, list[ReturnedDraft]] | None = None
+        self._live: LiveDiscovery | None = None
 
     def _context_window(self) -> int | None:
         return self.model.context_window
@@ -361,6 +363,8 @@ class Workspace:
     async def close(self, *, close_store: bool = True) -> None:
         """Cancel running turns (what was streamed is kept in the log), close the model's HTTP
         client, close the conversation index, then close the store."""
+        if self._live is not None:
+            await asyncio.to_thread(self._live.stop)
         running = [agent for agent in self._agents.values() if agent.status == "running"]
         await asyncio.gather(*(agent.cancel() for agent in running))
         await self.model.aclose()
@@ -383,6 +387,15 @@ class Workspace:
     def caught_up(self) -> bool:
         """Whether the store has walked its logs since it opened (False: opened from its index alone)."""
         return bool(getattr(self.store, "caught_up", True))
+
+    def watch_changes(self, on_change: Callable[[], None]) -> LiveDiscovery:
+        """Keep the store current while the UI runs: watch its folder and every source's, re-walk on change,
+        then `on_change()` (in the watching thread). Stopped by `close`; calling it again returns the same."""
+        if self._live is None:
+            folders = [self.store_root, *(Path(count.source.root) for count in self.store.sources())]
+            self._live = LiveDiscovery(self.store.refresh, folders, on_change)
+            self._live.start()
+        return self._live
 
     def catch_up(self, progress: Progress | None = None) -> None:
         """Walk the logs for what changed while the store was closed (blocking: call it in a thread)."""

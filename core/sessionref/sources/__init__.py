@@ -1,9 +1,11 @@
-"""Read-only readers for other agents' session histories: Claude Code, Codex CLI and Gemini CLI.
+"""Read-only readers for other agents' session histories, one module per source.
 
 Pure and toolkit-free: standard library plus the contract's pure modules. Nothing here
 writes anywhere; every file is opened read-only, inside its source root.
 
-Per source (modules `claude_code`, `codex`, `gemini`):
+The sources are listed once, in `sessionref.sources.registry.SOURCES`; each reader module
+exposes `READER`, a `sessionref.sources.reader.SourceReader` (what the store walks, scans and
+reads with). Per source, the modules also keep their functions:
 
 * `default_root(env=None, home=None)`: the source root (its environment variable, else the
   home path);
@@ -93,11 +95,7 @@ def __dir__() -> list[str]:
 
 
 def default_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> dict[SourceKind, Path]:
-    """The default root of every source (whether or not it exists)."""
-    from sessionref.sources import claude_code, codex, gemini
+    """The default root of every registered source (whether or not it exists)."""
+    from sessionref.sources.registry import SOURCES
 
-    return {
-        "claude-code": claude_code.default_root(env, home),
-        "codex": codex.default_root(env, home),
-        "gemini": gemini.default_root(env, home),
-    }
+    return {info.kind: info.reader().default_root(env, home) for info in SOURCES}

@@ -28,10 +28,13 @@ Projection (what a reference shows), decided where the formats are silent:
   API response is written as (same `message.id`) become one message whose text blocks keep
   their order; its seq is the line of its last part.
 * **Titles.** The newest `custom-title` (a rename) wins; else the newest `ai-title`, ranked
-  above `summary` because it is written for this session while a `summary` line may describe
-  the leaf of another conversation it was resumed from; else the newest `summary`; else the
-  first real user prompt of the file (the store's fallback-title rule: five words, 40 chars),
-  even if a later rewind abandoned it.
+  above `summary` because it is written for this session; else the newest `summary` whose
+  `leafUuid` is a line of this file (a `summary` naming a leaf that is not here describes
+  another conversation, the one this file was resumed from, and is never the title; one
+  without a `leafUuid` counts); else the first real user prompt of the file (the store's
+  fallback-title rule: five words, 40 chars), even if a later rewind abandoned it.
+* **Not a session.** An empty file, or one without a single `user` or `assistant` line (only
+  `summary` lines, say), is not listed.
 * **cwd** is the first `cwd` of the file's lines (the folder name is a lossy escape, never
   decoded). **Times**: created = first record timestamp, updated = last record timestamp;
   without any, the file's mtime.
@@ -39,8 +42,8 @@ Projection (what a reference shows), decided where the formats are silent:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -55,13 +58,17 @@ from sessionref.sources.foreign import (
     foreign_session_id,
     user_event,
 )
-from sessionref.sources.lines import open_inside, parse_timestamp, read_records
+from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp, read_records
+from sessionref.sources.reader import SessionFiles, WalkContext
+from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import env_root, list_dirs, list_files, real_root
 
 __all__ = [
     "KIND",
     "PROVIDER",
+    "READER",
+    "ClaudeCodeReader",
     "ClaudeScan",
     "default_root",
     "read_session",
@@ -70,6 +77,7 @@ __all__ = [
 ]
 
 KIND: Final = "claude-code"
+INFO: Final = registered(KIND)
 PROVIDER: Final = "anthropic"
 UNKNOWN_MODEL: Final = "unknown"
 ENV_VARIABLE: Final = "CLAUDE_CONFIG_DIR"
@@ -86,6 +94,8 @@ TOOL_NOTICES: Final = frozenset(
     {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
 )
 _TITLE_MARKERS: Final = (b'"custom-title"', b'"ai-title"', b'"summary"')
+MAX_UNPLACED_SUMMARIES: Final = 16
+"""`summary` lines waiting for their leaf kept per file (a file resumed many times keeps the newest)."""
 
 
 def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
@@ -148,11 +158,35 @@ class ClaudeScan(FileScan):
     ai_title: str | None = None
     summary_title: str | None = None
     prompt: str | None = None
+    conversation: bool = False
+    """Whether a `user` or `assistant` line was seen (without one the file is not a session)."""
+    unplaced: list[list[str]] = field(default_factory=list)
+    """`[leafUuid, title]` of the `summary` lines whose leaf was not met in the file yet, in order."""
 
     def wants(self, raw: bytes) -> bool:
         if self.created_at is None or self.cwd is None or self.prompt is None:
             return True
-        return any(marker in raw for marker in _TITLE_MARKERS)
+        if any(marker in raw for marker in _TITLE_MARKERS):
+            return True
+        return any(leaf.encode() in raw for leaf, _ in self.unplaced)
+
+    def place(self, uuid: str) -> None:
+        """A line `uuid` is in the file: a `summary` naming it as its leaf describes this session."""
+        for index, (leaf, title) in enumerate(self.unplaced):
+            if leaf == uuid:
+                del self.unplaced[index]
+                self.summary_title = title  # the newest placed one wins (placed in file order)
+                return
+
+    def _summary_line(self, record: Mapping[str, Any]) -> None:
+        title = normalize_title(record.get("summary"))
+        if title is None:
+            return
+        leaf = record.get("leafUuid")
+        if not isinstance(leaf, str) or not leaf:
+            self.summary_title = title
+        elif len(self.unplaced) < MAX_UNPLACED_SUMMARIES:
+            self.unplaced.append([leaf, title])
 
     def take(self, number: int, record: dict[str, Any]) -> None:
         if self.created_at is None:
@@ -165,11 +199,16 @@ class ClaudeScan(FileScan):
         elif kind == "ai-title":
             self.ai_title = normalize_title(record.get("aiTitle")) or self.ai_title
         elif kind == "summary":
-            self.summary_title = normalize_title(record.get("summary")) or self.summary_title
-        elif kind == "user" and self.prompt is None:
+            self._summary_line(record)
+        if kind in ("user", "assistant"):
+            self.conversation = True
+        if kind == "user" and self.prompt is None:
             texts = prompt_texts(record)
             if texts:
                 self.prompt = prompt_title("\n".join(texts))
+        uuid = record.get("uuid")
+        if self.unplaced and isinstance(uuid, str) and kind != "summary":
+            self.place(uuid)
 
     def record_time(self, record: dict[str, Any]) -> int | None:
         return _record_time(record)
@@ -180,7 +219,7 @@ class ClaudeScan(FileScan):
         return self.custom_title or self.ai_title or self.summary_title or self.prompt
 
     def summary(self) -> ForeignSummary:
-        """The discovery facts this scan found (times fall back to the file's mtime)."""
+        """The discovery facts this scan found (times fall back to the file's mtime); see `is_session`."""
         native_id = Path(self.path).stem
         fallback = max(0, self.mtime_ns // 1_000_000)
         created = self.created_at if self.created_at is not None else fallback
@@ -197,8 +236,37 @@ class ClaudeScan(FileScan):
 
 
 def scan_session_file(root: Path, path: Path, previous: ClaudeScan | None = None) -> ClaudeScan:
-    """Discovery scan of one session file, resuming from `previous` when the file only grew."""
-    return scan_file(root, path, previous, ClaudeScan)
+    """Discovery scan of one session file, resuming from `previous` when the file only grew.
+
+    A `summary` line whose leaf was written *before* it is placed by one more pass over the
+    file's bytes, only when such a line was met in this scan.
+    """
+    scan = scan_file(root, path, previous, ClaudeScan)
+    before = previous.unplaced if previous is not None else []
+    if scan is not previous and any(pair not in before for pair in scan.unplaced):
+        _place_earlier_leaves(root, path, scan)
+    return scan
+
+
+def _place_earlier_leaves(root: Path, path: Path, scan: ClaudeScan) -> None:
+    """Place the unplaced summaries whose leaf is a line anywhere in the scanned part of the file."""
+    leaves = {leaf.encode(): leaf for leaf, _ in scan.unplaced}
+    found: set[str] = set()
+    handle, _ = open_inside(root, path)
+    with handle:
+        reader = LineReader(handle)
+        for _, raw in reader:
+            if reader.line_start >= scan.offset:
+                break
+            if raw is None or not any(needle in raw for needle in leaves):
+                continue
+            record = parse_record(raw)
+            uuid = record.get("uuid") if record is not None and record.get("type") != "summary" else None
+            if isinstance(uuid, str) and uuid in leaves.values():
+                found.add(uuid)
+    for leaf, _ in list(scan.unplaced):
+        if leaf in found:
+            scan.place(leaf)
 
 
 class _Node:
@@ -315,6 +383,9 @@ def read_session(root: Path, path: Path) -> ForeignSession:
 
     with handle:
         read = read_records(handle, take)
+    for leaf_id, _ in list(scan.unplaced):
+        if leaf_id in nodes:
+            scan.place(leaf_id)
     summary = scan.summary()
     events = _events(_live_chain(nodes, leaf))
     return ForeignSession(
@@ -324,3 +395,39 @@ def read_session(root: Path, path: Path) -> ForeignSession:
         lines_read=read.lines_read,
         skipped_at=tuple(read.skipped),
     )
+
+
+class ClaudeCodeReader:
+    """Claude Code as a `SourceReader`: one file is one session, named by its stem."""
+
+    info: Final = INFO
+    scan_type: Final = ClaudeScan
+    title_index: Final = None
+    database: Final = None
+
+    def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """`$CLAUDE_CONFIG_DIR` when set, else `~/.claude`."""
+        return default_root(env, home)
+
+    def walk(self, root: Path) -> Iterator[SessionFiles]:
+        """Every session file, one per session (its id is its stem, read by `summarize`)."""
+        for path in walk(root):
+            yield SessionFiles(None, (path,))
+
+    def scan(self, root: Path, path: Path, previous: FileScan | None) -> ClaudeScan:
+        """The resumable discovery scan of one session file."""
+        return scan_session_file(root, path, previous if isinstance(previous, ClaudeScan) else None)
+
+    def summarize(
+        self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
+    ) -> ForeignSummary | None:
+        """The file's discovery facts."""
+        (scan,) = scans
+        return scan.summary() if isinstance(scan, ClaudeScan) and scan.conversation else None
+
+    def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
+        """The session file read in full."""
+        return read_session(root, paths[0])
+
+
+READER: Final = ClaudeCodeReader()

@@ -54,11 +54,15 @@ from sessionref.sources.foreign import (
     is_valid_native_id,
 )
 from sessionref.sources.lines import LineReader, open_inside, parse_record, parse_timestamp, read_records
+from sessionref.sources.reader import SessionFiles, WalkContext
+from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import env_root, list_dirs, list_files, real_root
 
 __all__ = [
     "KIND",
+    "READER",
+    "CodexReader",
     "CodexScan",
     "CodexSessionFiles",
     "ThreadNames",
@@ -71,6 +75,7 @@ __all__ = [
 ]
 
 KIND: Final = "codex"
+INFO: Final = registered(KIND)
 ENV_VARIABLE: Final = "CODEX_HOME"
 SESSION_INDEX: Final = "session_index.jsonl"
 _NAME_ID: Final = re.compile(
@@ -309,3 +314,59 @@ def read_session(
         lines_read=base,
         skipped_at=tuple(skipped),
     )
+
+
+class CodexTitleIndex:
+    """`session_index.jsonl` as a `TitleIndex`: the names `codex` renames give sessions."""
+
+    scan_type: Final = ThreadNames
+
+    def path(self, root: Path) -> Path:
+        """`<root>/session_index.jsonl`."""
+        return root / SESSION_INDEX
+
+    def scan(self, root: Path, previous: FileScan | None) -> ThreadNames:
+        """The rename index scanned, resuming from `previous`."""
+        return scan_thread_names(root, previous if isinstance(previous, ThreadNames) else None)
+
+    def names(self, scan: FileScan) -> dict[str, str]:
+        """The last name per session id."""
+        return scan.names if isinstance(scan, ThreadNames) else {}
+
+
+class CodexReader:
+    """Codex CLI as a `SourceReader`: a session's rollout files grouped by id, titles from renames."""
+
+    info: Final = INFO
+    scan_type: Final = CodexScan
+    title_index: Final = CodexTitleIndex()
+    database: Final = None
+
+    def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """`$CODEX_HOME` when set, else `~/.codex`."""
+        return default_root(env, home)
+
+    def walk(self, root: Path) -> Iterator[SessionFiles]:
+        """Every session with its rollout files."""
+        for group in walk(root):
+            yield SessionFiles(group.native_id, group.paths)
+
+    def scan(self, root: Path, path: Path, previous: FileScan | None) -> CodexScan:
+        """The resumable discovery scan of one rollout file."""
+        return scan_session_file(root, path, previous if isinstance(previous, CodexScan) else None)
+
+    def summarize(
+        self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
+    ) -> ForeignSummary | None:
+        """The session's facts from its files' scans and the rename index."""
+        rollouts = [scan for scan in scans if isinstance(scan, CodexScan)]
+        if native_id is None or not rollouts:
+            return None
+        return summarize(native_id, rollouts, context.names)
+
+    def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
+        """Every rollout file of the session read in full (titles come from the index, not read here)."""
+        return read_session(root, CodexSessionFiles(native_id, tuple(paths)), {})
+
+
+READER: Final = CodexReader()

@@ -1,6 +1,6 @@
 """What every foreign-history reader produces: ids, errors, results and DSH-shaped surface events.
 
-A foreign session (one Claude Code, Codex CLI or Gemini CLI conversation) is served to the
+A foreign session (one conversation of a source in `sessionref.sources.registry`) is served to the
 reference contract as a *surface snapshot* `{"session": header, "capturedThroughSeq": N,
 "events": [...]}` shaped exactly like a folded DSH log (docs/contract.md §3), so
 `sessionref.contract.projection.project_session_conversation` projects it unchanged:
@@ -16,7 +16,7 @@ produced it; for several files, line numbers keep counting across the files in o
 `capturedThroughSeq` is the highest such position among the projected events (None when
 nothing is projected).
 
-Ids are `<kind>:<native id>` (`claude-code:<uuid>`, `codex:<uuid>`, `gemini:<id>`): readable,
+Ids are `<kind>:<native id>` (`claude-code:<uuid>`, `codex:<uuid>`, …): readable,
 stable, and plain strings, so they round-trip through `dsh-session:` URIs like any DSH id.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
 from sessionref.contract.errors import CodedError
 from sessionref.contract.events import (
@@ -39,6 +39,7 @@ from sessionref.contract.events import (
     UserMessage,
     text_block,
 )
+from sessionref.sources.registry import SOURCES
 
 __all__ = [
     "SOURCE_KINDS",
@@ -58,13 +59,10 @@ __all__ = [
     "user_event",
 ]
 
-SourceKind = Literal["claude-code", "codex", "gemini"]
-SOURCE_KINDS: Final[tuple[SourceKind, ...]] = ("claude-code", "codex", "gemini")
-SOURCE_NAMES: Final[dict[SourceKind, str]] = {
-    "claude-code": "Claude Code",
-    "codex": "Codex CLI",
-    "gemini": "Gemini CLI",
-}
+SourceKind = str
+"""A registered source's kind (`sessionref.sources.registry.SOURCES`)."""
+SOURCE_KINDS: Final[tuple[SourceKind, ...]] = tuple(info.kind for info in SOURCES)
+SOURCE_NAMES: Final[dict[SourceKind, str]] = {info.kind: info.name for info in SOURCES}
 """What each source is called in messages."""
 
 # The DSH session format version of the headers we synthesise (the seed era's SESSION_FORMAT_VERSION).
@@ -81,6 +79,9 @@ class ForeignSourceErrorCode(StrEnum):
     INVALID_SESSION = "FOREIGN_SESSION_INVALID"
     TOO_LARGE = "FOREIGN_SESSION_TOO_LARGE"
     INVALID_ID = "FOREIGN_SESSION_ID_INVALID"
+    DATABASE_BUSY = "FOREIGN_DATABASE_BUSY"
+    DATABASE_UNREADABLE = "FOREIGN_DATABASE_UNREADABLE"
+    DATABASE_SCHEMA = "FOREIGN_DATABASE_SCHEMA_UNKNOWN"
 
 
 class ForeignSourceError(CodedError):
@@ -136,10 +137,7 @@ def source_kind_of(session_id: object) -> SourceKind | None:
     kind, separator, _ = session_id.partition(":")
     if not separator:
         return None
-    for known in SOURCE_KINDS:
-        if kind == known:
-            return known
-    return None
+    return kind if kind in SOURCE_KINDS else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +155,9 @@ class ForeignSummary:
     updated_at: int
     title: str | None
     paths: tuple[Path, ...]
+    version: str | None = None
+    """The session's own version where its files are not (a database's update time); None: the
+    store derives it from its files' sizes and mtimes."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,13 @@ Decisions where the formats are silent:
   (finding the next user message would need the whole history); a history replacement does
   not change it.
 * **cwd** is the text of `.project_root` in the project folder (trailing newline removed),
-  else None. **Times**: created = metadata `startTime` (else the first message's timestamp),
+  else the first of the metadata's `directories`, else (discovery only) the folder among those
+  the store already knows whose SHA-256 is the metadata's `projectHash` or the project
+  folder's name (older Gemini CLI names the folder so), else None. A session with no cwd
+  would rank above every other folder's sessions, so matching it matters.
+* **Sub-agent chats** (`kind: "subagent"` in the metadata, or files in a folder inside
+  `chats/`) are not sessions of their own.
+* **Times**: created = metadata `startTime` (else the first message's timestamp),
   updated = the time of the last record that has one (`timestamp`, or `lastUpdated`);
   without any, the file's mtime.
 
@@ -39,9 +45,10 @@ The history model (last write wins, rewinds, replacements) is in `gemini_history
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -71,17 +78,31 @@ from sessionref.sources.lines import (
     read_records,
     read_small_text,
 )
+from sessionref.sources.reader import SessionFiles, WalkContext
+from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan, scan_file
 from sessionref.sources.walking import list_dirs, list_files, real_root
 
-__all__ = ["KIND", "GeminiScan", "default_root", "project_cwd", "read_session", "scan_session_file", "walk"]
+__all__ = [
+    "KIND",
+    "READER",
+    "GeminiReader",
+    "GeminiScan",
+    "default_root",
+    "project_cwd",
+    "read_session",
+    "scan_session_file",
+    "walk",
+]
 
 KIND: Final = "gemini"
+INFO: Final = registered(KIND)
 ENV_VARIABLE: Final = "GEMINI_CLI_HOME"
 PROJECT_ROOT_FILE: Final = ".project_root"
 PROJECT_ROOT_MAX_BYTES: Final = 64 << 10
 # A legacy single-object `.json` session is parsed whole; beyond this size it is refused.
 LEGACY_MAX_BYTES: Final = 64 << 20
+_HASHES_MEMO: Final = "gemini:folder-hashes"
 
 
 def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
@@ -102,6 +123,24 @@ def walk(root: Path) -> Iterator[Path]:
         for path in files:
             if path.suffix == ".jsonl" or path.stem not in streamed:
                 yield path
+
+
+def path_hash(folder: str) -> str:
+    """The SHA-256 (hex) Gemini CLI names a project by."""
+    return hashlib.sha256(folder.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def matching_folder(digests: Sequence[str], known_cwds: Iterable[str], memo: dict[str, object]) -> str | None:
+    """The known folder whose `path_hash` is one of `digests` (hashes kept in `memo` for one walk)."""
+    table = memo.get(_HASHES_MEMO)
+    if not isinstance(table, dict):
+        table = {path_hash(folder): folder for folder in known_cwds}
+        memo[_HASHES_MEMO] = table
+    for digest in digests:
+        found = table.get(digest)
+        if isinstance(found, str):
+            return found
+    return None
 
 
 def project_cwd(root: Path, session_path: Path) -> str | None:
@@ -126,6 +165,9 @@ class GeminiScan(FileScan):
     KIND: ClassVar[str] = KIND
 
     session_id: str | None = None
+    project_hash: str | None = None
+    directory: str | None = None
+    subagent: bool = False
     summary_title: str | None = None
     first_user_id: str | None = None
     first_user_title: str | None = None
@@ -157,6 +199,15 @@ class GeminiScan(FileScan):
             else:
                 self.earlier_ids.append(message_id)
 
+    def _project(self, metadata: Mapping[str, Any]) -> None:
+        """The project facts of the metadata line: its hash, its first directory, sub-agent or not."""
+        digest = metadata.get("projectHash")
+        self.project_hash = digest.lower() if isinstance(digest, str) and digest else None
+        directories = metadata.get("directories")
+        first = directories[0] if isinstance(directories, list) and directories else None
+        self.directory = first if isinstance(first, str) and os.path.isabs(first) else None
+        self.subagent = metadata.get("kind") == "subagent"
+
     def _rewind(self, message_id: str) -> None:
         if message_id in self.earlier_ids:
             del self.earlier_ids[self.earlier_ids.index(message_id) :]
@@ -170,6 +221,7 @@ class GeminiScan(FileScan):
                 self.session_id = record["sessionId"]
                 started = parse_timestamp(record.get("startTime"))
                 self.created_at = self.created_at if started is None else started
+                self._project(record)
             self.summary_title = normalize_title(record.get("summary")) or self.summary_title
         elif isinstance(record.get("$set"), dict):
             update = record["$set"]
@@ -292,7 +344,7 @@ def read_session(root: Path, path: Path) -> ForeignSession:
         with handle:
             read = read_records(handle, take)
         skipped, pending, lines_read = read.skipped, (1 if read.pending else 0), read.lines_read
-    summary = scan.summary(project_cwd(root, path))
+    summary = scan.summary(project_cwd(root, path) or scan.directory)
     return ForeignSession(
         summary=summary,
         snapshot=build_snapshot(summary, history.events()),
@@ -300,3 +352,49 @@ def read_session(root: Path, path: Path) -> ForeignSession:
         lines_read=lines_read,
         skipped_at=tuple(skipped),
     )
+
+
+class GeminiReader:
+    """Gemini CLI as a `SourceReader`: one file is one session, named by its metadata line."""
+
+    info: Final = INFO
+    scan_type: Final = GeminiScan
+    title_index: Final = None
+    database: Final = None
+
+    def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """`$GEMINI_CLI_HOME/.gemini` when that variable is set, else `~/.gemini`."""
+        return default_root(env, home)
+
+    def walk(self, root: Path) -> Iterator[SessionFiles]:
+        """Every session file, one per session (its id is in its metadata, read by `summarize`)."""
+        for path in walk(root):
+            yield SessionFiles(None, (path,))
+
+    def scan(self, root: Path, path: Path, previous: FileScan | None) -> GeminiScan:
+        """The discovery scan of one session file (a legacy `.json` file is parsed whole)."""
+        return scan_session_file(root, path, previous if isinstance(previous, GeminiScan) else None)
+
+    def summarize(
+        self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
+    ) -> ForeignSummary | None:
+        """The file's discovery facts (its project's cwd read once per walk); None before its metadata."""
+        (scan,) = scans
+        if not isinstance(scan, GeminiScan) or not is_valid_native_id(scan.session_id) or scan.subagent:
+            return None
+        folder = os.path.dirname(os.path.dirname(scan.path))
+        key = f"{KIND}:cwd:{folder}"
+        if key not in context.memo:
+            context.memo[key] = project_cwd(root, Path(scan.path))
+        cwd = context.memo[key]
+        if not isinstance(cwd, str):
+            digests = [d for d in (scan.project_hash, os.path.basename(folder).lower()) if d]
+            cwd = scan.directory or matching_folder(digests, context.known_cwds, context.memo)
+        return scan.summary(cwd)
+
+    def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
+        """The session file read in full."""
+        return read_session(root, paths[0])
+
+
+READER: Final = GeminiReader()

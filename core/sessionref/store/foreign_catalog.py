@@ -10,14 +10,17 @@ files read-only, inside their root.
 from __future__ import annotations
 
 import logging
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Final
 
 from sessionref.service.protocols import Progress
-from sessionref.sources import ForeignSession, claude_code, codex, gemini
+from sessionref.sources import ForeignSession
+from sessionref.sources.registry import registered
 from sessionref.store.catalog import Catalog, Walk
 from sessionref.store.foreign_index import ForeignTables
 from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot
@@ -39,6 +42,17 @@ class SourceCount:
     source: ForeignRoot
     sessions: int
     walked_at: int | None
+    problem: str | None = None
+    """Why the source's database was skipped at its last walk (it is read again at the next), if it was."""
+
+
+def _here() -> list[str]:
+    """The process's folder and its parents (none when it has no folder any more)."""
+    try:
+        here = Path(os.getcwd())
+    except OSError:
+        return []
+    return [str(folder) for folder in (here, *here.parents)]
 
 
 def _now_ms() -> int:
@@ -62,6 +76,12 @@ class ForeignPlan:
         for walk in self.walks:
             walk.plan()
         return self.total
+
+    def know_cwds(self, folders: Iterable[str | None]) -> None:
+        """Add folders a hashed project name may match (the logs' folders a walk just found)."""
+        known = frozenset(folder for folder in folders if folder)
+        for walk in self.walks:
+            walk.know_cwds(known)
 
     def run(self, progress: Callable[[int], None] | None = None) -> list[ForeignWalk]:
         """Scan every changed file; `progress(files scanned so far)` every `PROGRESS_EVERY` and at the end."""
@@ -94,6 +114,8 @@ class ForeignCatalog:
         self.entries: dict[str, ForeignEntry] = {}
         self.counts: dict[str, int] = {}
         """Sessions per source kind, as last walked or loaded."""
+        self.problems: dict[str, str] = {}
+        """Why a source's database was skipped at its last walk, by kind."""
         self._reported: set[str] = set()
         self.reload()
 
@@ -122,21 +144,30 @@ class ForeignCatalog:
         for source in self.sources:
             last = walked.get(source.kind)
             at = last["at"] if last is not None and last["root"] == source.root else None
-            counts.append(SourceCount(source, self.counts.get(source.kind, 0), at))
+            counts.append(
+                SourceCount(source, self.counts.get(source.kind, 0), at, self.problems.get(source.kind))
+            )
         return counts
 
-    def plan(self) -> ForeignPlan:
+    def plan(self, store_cwds: Iterable[str | None] = ()) -> ForeignPlan:
         """The walks of every source against a snapshot of what is indexed (under the store lock).
 
         Cheap (copies of dicts); `ForeignPlan.list_files` then lists and stats, without the lock.
+        `store_cwds` are the folders of the store's own sessions: with the foreign sessions' own,
+        the process's folder and its parents, the folders a hashed project name may match.
         """
+        known_cwds = frozenset(
+            folder
+            for folder in chain(store_cwds, (entry.cwd for entry in self.entries.values()), _here())
+            if folder
+        )
         walks: list[RootWalk] = []
         for source in self.sources:
             known = Known(
                 {path: row for path, row in self.files.items() if row.kind == source.kind},
                 {key: entry for key, entry in self.entries.items() if entry.kind == source.kind},
             )
-            walks.append(RootWalk(source, known))
+            walks.append(RootWalk(source, known, known_cwds))
         return ForeignPlan(walks, _now_ms())
 
     def apply(self, walks: Sequence[ForeignWalk], started_ms: int) -> Changes:
@@ -151,6 +182,10 @@ class ForeignCatalog:
         for walk in walks:
             for message in walk.refused:
                 self._report(message)
+            if walk.problem is not None:
+                self.problems[walk.source.kind] = walk.problem
+            else:
+                self.problems.pop(walk.source.kind, None)
             if walk.missing and walk.source.kind in self.counts:
                 self._report(f"{walk.source.name}: no folder at {walk.source.root}; its sessions are gone")
             for row in walk.saved_files:
@@ -201,6 +236,8 @@ def walk_all(
             progress(done, total + extra)
 
     walk = catalog.walk(known, logs_progress) if known is not None else None
+    if walk is not None:
+        plan.know_cwds(after.cwd for _, after in walk.changes)
 
     def files_progress(done: int) -> None:
         if progress is not None:
@@ -215,10 +252,5 @@ def read_entry(entry: ForeignEntry) -> ForeignSession:
     Raises `ForeignSourceError` when a file cannot be opened safely (gone, unreadable, outside
     the root, too large). Codex titles come from the index, so the rename index is not read here.
     """
-    root = Path(entry.root)
-    if entry.kind == "claude-code":
-        return claude_code.read_session(root, Path(entry.paths[0]))
-    if entry.kind == "gemini":
-        return gemini.read_session(root, Path(entry.paths[0]))
-    files = codex.CodexSessionFiles(entry.native_id, tuple(Path(path) for path in entry.paths))
-    return codex.read_session(root, files, {})
+    reader = registered(entry.kind).reader()
+    return reader.read(Path(entry.root), entry.native_id, [Path(path) for path in entry.paths])

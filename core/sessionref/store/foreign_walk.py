@@ -1,17 +1,19 @@
 """Catching the index up with one source root: new, grown, rewritten and removed history files.
 
-A walk lists the root's session files with the reader's `walk` (no file is read, except the
-first line of a Codex file whose name lacks its id), stats each one and compares size and mtime
-with the stored `ForeignFile`: an unchanged file costs that one stat. A changed or new file is
-scanned with the reader's resumable discovery scan, from the stored state (only the new bytes of
-a file that grew are read; a rewritten file is scanned again from its start). Sessions are then
+A walk lists the root's session files with the source's reader (`sessionref.sources.reader`:
+no file is read, except the first line of a Codex file whose name lacks its id), stats each one
+and compares size and mtime with the stored `ForeignFile`: an unchanged file costs that one stat.
+A changed or new file is scanned with the reader's resumable discovery scan, from the stored
+state (only the new bytes of a file that grew are read; a rewritten file is scanned again from
+its start). Sessions are then
 rebuilt only where one of their files changed:
 
-* Claude Code and Gemini CLI: one file is one session. Two files naming the same session (the
-  same Claude uuid under two project folders, a copied Gemini file) are one session: the file
-  with the newest activity is read (ties: the smaller path).
-* Codex CLI: the reader groups a session's rollout files; the session is summarised again when
-  one of its files changed, a file joined or left it, or its name in `session_index.jsonl` did.
+* a file whose session the walk does not name (Claude Code, Gemini CLI: `SessionFiles` without a
+  native id) is one session. Two files naming the same session (the same Claude uuid under two
+  project folders, a copied Gemini file) are one session: the file with the newest activity is
+  read (ties: the smaller path).
+* a session the walk names (Codex CLI) groups its files; it is summarised again when one of its
+  files changed, a file joined or left it, or its name in the reader's title index did.
 
 A root that is not a folder (any more) removes every session found under it. Nothing is written:
 a walk only reads the source and returns what changed (`ForeignWalk`), applied by the caller.
@@ -24,12 +26,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from sessionref.sources import ForeignSourceError, ForeignSummary, claude_code, codex, gemini
+from sessionref.sources import ForeignSourceError, ForeignSummary
+from sessionref.sources.reader import SessionFiles, SourceReader, WalkContext
+from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan
 from sessionref.store.foreign_state import (
     VERSION_SEPARATOR,
@@ -66,6 +70,8 @@ class ForeignWalk:
     changes: list[tuple[ForeignEntry | None, ForeignEntry | None]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     missing: bool = False
+    problem: str | None = None
+    """Why a database of the source was skipped this time (busy, unreadable, unknown schema), if it was."""
     sessions: int = 0
     """Sessions under the root after the walk."""
 
@@ -97,7 +103,9 @@ def _loaded(kind: type[FileScan], row: ForeignFile | None) -> Any:
 
 def _entry(source: ForeignRoot, summary: ForeignSummary, files: Mapping[str, ForeignFile]) -> ForeignEntry:
     paths = tuple(str(path) for path in summary.paths)
-    version = VERSION_SEPARATOR.join(file_version(files[p].size, files[p].mtime_ns) for p in paths)
+    version = summary.version or VERSION_SEPARATOR.join(
+        file_version(files[p].size, files[p].mtime_ns) for p in paths
+    )
     return ForeignEntry(
         session_id=summary.session_id,
         kind=source.kind,
@@ -115,19 +123,27 @@ def _entry(source: ForeignRoot, summary: ForeignSummary, files: Mapping[str, For
 class RootWalk:
     """One walk of one root: `plan()` lists and stats, `finish(progress)` scans and compares."""
 
-    def __init__(self, source: ForeignRoot, known: Known) -> None:
+    def __init__(self, source: ForeignRoot, known: Known, known_cwds: frozenset[str] = frozenset()) -> None:
         self.source = source
         self.known = known
         self.root = Path(source.root)
+        self.reader: SourceReader = registered(source.kind).reader()
         self.result = ForeignWalk(source)
         self.pending = 0
         """Files `finish` will scan (new or changed): the walk's share of a progress total."""
         self._found: dict[str, os.stat_result] = {}
         self._rows: dict[str, ForeignFile] = {}
-        self._codex_groups: list[codex.CodexSessionFiles] = []
-        self._names: dict[str, str] | None = None
+        self._singles: list[str] = []
+        self._groups: list[tuple[str, SessionFiles]] = []
+        self._databases: list[SessionFiles] = []
+        self._context = WalkContext(known_cwds=known_cwds)
+        self._names_loaded = False
         self._scanned = 0
         self._progress: ScanProgress = lambda done: None
+
+    def know_cwds(self, folders: frozenset[str]) -> None:
+        """Add folders a hashed project name may match (before `finish`)."""
+        self._context.known_cwds |= folders
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -136,14 +152,15 @@ class RootWalk:
         if not os.path.isdir(self.root):
             self.result.missing = True
             return 0
-        paths: Iterable[Path]
-        if self.source.kind == "codex":
-            self._codex_groups = list(codex.walk(self.root))
-            paths = [path for group in self._codex_groups for path in group.paths]
-        elif self.source.kind == "claude-code":
-            paths = claude_code.walk(self.root)
-        else:
-            paths = gemini.walk(self.root)
+        paths: list[Path] = []
+        for files in self.reader.walk(self.root):
+            if files.database:
+                self._databases.append(files)
+            elif files.native_id is None:
+                self._singles.extend(str(path) for path in files.paths)
+            else:
+                self._groups.append((files.native_id, files))
+            paths.extend(files.paths)
         for path in paths:
             text = str(path)
             info = _stat(text) if inside_root(text, self.source.root) else None
@@ -166,7 +183,10 @@ class RootWalk:
             result.changes = [(entry, None) for entry in self.known.entries.values()]
             return result
         self._rows = {path: self.known.files[path] for path in self._found if path in self.known.files}
-        entries = self._codex_entries() if self.source.kind == "codex" else self._single_file_entries()
+        renamed = self._title_index()
+        entries = self._single_file_entries()
+        entries.update(self._grouped_entries(renamed))
+        entries.update(self._database_entries())
         for session_id, entry in entries.items():
             before = self.known.entries.get(session_id)
             if before != entry:
@@ -193,68 +213,44 @@ class RootWalk:
         kind, root, state = self.source.kind, self.source.root, _DUMPS(scan.to_json())
         self._rows[path] = ForeignFile(path, kind, root, session_id, scan.size, scan.mtime_ns, state)
 
-    def _scan(self, kind: type[FileScan], path: str, *, fresh: bool) -> tuple[Any, bool]:
+    def _scan(self, path: str, *, fresh: bool) -> tuple[FileScan, bool]:
         """`(state, scanned now)` of `path`: scanned (resuming from the stored state) when `fresh`, else
         the stored state, scanned only when it cannot be used. Raises `ForeignSourceError`, `OSError`."""
         row = self.known.files.get(path)
-        stored = _loaded(kind, row)
+        stored: FileScan | None = _loaded(self.reader.scan_type, row)
         if not fresh and stored is not None:
             return stored, False
         if fresh:
             self._scanned += 1
             self._progress(self._scanned)
-        scan: FileScan
-        if kind is claude_code.ClaudeScan:
-            scan = claude_code.scan_session_file(self.root, Path(path), stored)
-        elif kind is gemini.GeminiScan:
-            scan = gemini.scan_session_file(self.root, Path(path), stored)
-        else:
-            scan = codex.scan_session_file(self.root, Path(path), stored)
-        return scan, True
+        return self.reader.scan(self.root, Path(path), stored), True
 
-    # -- Claude Code and Gemini CLI: one file, one session ---------------------------------
+    # -- one file, one session (its id found by scanning it) --------------------------------
 
-    def _summary(
-        self, path: str, project_cwds: dict[str, str | None], *, fresh: bool
-    ) -> ForeignSummary | None:
+    def _summary(self, path: str, *, fresh: bool) -> ForeignSummary | None:
         """The summary of one file (scanned when `fresh`), its row kept; None when it is no session."""
         try:
-            if self.source.kind == "claude-code":
-                claude: claude_code.ClaudeScan
-                claude, scanned = self._scan(claude_code.ClaudeScan, path, fresh=fresh)
-                summary = claude.summary()
-                scan: FileScan = claude
-            else:
-                chat: gemini.GeminiScan
-                chat, scanned = self._scan(gemini.GeminiScan, path, fresh=fresh)
-                scan = chat
-                folder = os.path.dirname(os.path.dirname(path))
-                if folder not in project_cwds:
-                    project_cwds[folder] = gemini.project_cwd(self.root, Path(path))
-                try:
-                    summary = chat.summary(project_cwds[folder])
-                except ForeignSourceError:  # no metadata line yet: not a session (yet)
-                    if scanned:
-                        self._keep(path, chat, None)
-                    return None
+            scan, scanned = self._scan(path, fresh=fresh)
+            summary = self.reader.summarize(self.root, None, (scan,), self._context)
         except (ForeignSourceError, OSError) as error:
             self._refuse(path, error)
             return None
         if scanned:
-            self._keep(path, scan, summary.session_id)
+            self._keep(path, scan, None if summary is None else summary.session_id)
         return summary
 
     def _single_file_entries(self) -> dict[str, ForeignEntry]:
         summaries: dict[str, ForeignSummary] = {}
         by_id: dict[str, list[str]] = {}
-        project_cwds: dict[str, str | None] = {}
-        for path in self._found:
+        for path in self._singles:
+            if path not in self._found:
+                continue
             row = self.known.files.get(path)
             if not self._changed(path) and row is not None:
                 if row.session_id is not None:
                     by_id.setdefault(row.session_id, []).append(path)
                 continue
-            summary = self._summary(path, project_cwds, fresh=True)
+            summary = self._summary(path, fresh=True)
             if summary is not None:
                 summaries[path] = summary
                 by_id.setdefault(summary.session_id, []).append(path)
@@ -268,8 +264,7 @@ class RootWalk:
             chosen = [
                 summary
                 for path in paths
-                if (summary := summaries.get(path) or self._summary(path, project_cwds, fresh=False))
-                is not None
+                if (summary := summaries.get(path) or self._summary(path, fresh=False)) is not None
                 and summary.session_id == session_id
             ]
             if chosen:  # several files of one session: the one with the newest activity is read
@@ -277,50 +272,55 @@ class RootWalk:
                 entries[session_id] = _entry(self.source, best, self._rows)
         return entries
 
-    # -- Codex CLI: a session's files grouped, titles from the rename index -----------------
+    # -- sessions the walk names: their files grouped, titles from the title index ----------
 
-    def _thread_names(self) -> set[str]:
-        """Catch the rename index up; returns the ids whose name changed since its stored scan.
+    def _title_index(self) -> set[str]:
+        """Catch the title index up; returns the ids whose name changed since its stored scan.
 
-        Unchanged (one stat), its stored names are parsed only if a session needs them (`_names`).
+        Unchanged (one stat), its stored names are parsed only if a session needs them.
         """
-        path = str(self.root / codex.SESSION_INDEX)
+        index = self.reader.title_index
+        if index is None:
+            self._names_loaded = True
+            return set()
+        path = str(index.path(self.root))
         row = self.known.files.get(path)
         if row is not None and _unchanged(row, _stat(path)):
             self._rows[path] = row
             return set()
-        previous: codex.ThreadNames | None = _loaded(codex.ThreadNames, row)
-        names = codex.scan_thread_names(self.root, previous)
+        previous: FileScan | None = _loaded(index.scan_type, row)
+        names = index.scan(self.root, previous)
         if names.size >= 0:  # there is an index file (a missing one scans as empty, size -1)
             self._keep(path, names, None)
-        self._names = names.names
-        old = previous.names if previous is not None else {}
-        return {key for key in old.keys() | names.names.keys() if old.get(key) != names.names.get(key)}
+        self._context.names = index.names(names)
+        self._names_loaded = True
+        old = index.names(previous) if previous is not None else {}
+        now = self._context.names
+        return {key for key in old.keys() | now.keys() if old.get(key) != now.get(key)}
 
-    def _names_now(self) -> dict[str, str]:
-        if self._names is None:
-            stored = _loaded(codex.ThreadNames, self._rows.get(str(self.root / codex.SESSION_INDEX)))
-            self._names = stored.names if stored is not None else {}
-        return self._names
+    def _load_names(self) -> None:
+        index = self.reader.title_index
+        if self._names_loaded or index is None:
+            return
+        stored = _loaded(index.scan_type, self._rows.get(str(index.path(self.root))))
+        self._context.names = index.names(stored) if stored is not None else {}
+        self._names_loaded = True
 
-    def _codex_entries(self) -> dict[str, ForeignEntry]:
-        renamed = self._thread_names()
+    def _grouped_entries(self, renamed: set[str]) -> dict[str, ForeignEntry]:
         entries: dict[str, ForeignEntry] = {}
-        for group in self._codex_groups:
-            session_id = f"{codex.KIND}:{group.native_id}"
+        for native_id, group in self._groups:
+            session_id = f"{self.source.kind}:{native_id}"
             paths = [str(path) for path in group.paths if str(path) in self._found]
             changed = [path for path in paths if self._changed(path)]
             before = self.known.entries.get(session_id)
             same_files = before is not None and set(before.paths) == set(paths)
-            if before is not None and not changed and same_files and group.native_id not in renamed:
+            if before is not None and not changed and same_files and native_id not in renamed:
                 entries[session_id] = before
                 continue
-            scans: list[codex.CodexScan] = []
+            scans: list[FileScan] = []
             for path in paths:
-                fresh = path in changed
                 try:
-                    scan: codex.CodexScan
-                    scan, scanned = self._scan(codex.CodexScan, path, fresh=fresh)
+                    scan, scanned = self._scan(path, fresh=path in changed)
                 except (ForeignSourceError, OSError) as error:
                     self._refuse(path, error)
                     continue
@@ -328,6 +328,44 @@ class RootWalk:
                     self._keep(path, scan, session_id)
                 scans.append(scan)
             if scans:
-                summary = codex.summarize(group.native_id, scans, self._names_now())
-                entries[session_id] = _entry(self.source, summary, self._rows)
+                self._load_names()
+                summary = self.reader.summarize(self.root, native_id, scans, self._context)
+                if summary is not None:
+                    entries[session_id] = _entry(self.source, summary, self._rows)
+        return entries
+
+    # -- sessions inside a database: listed by its own timestamps, only when its files changed --
+
+    def _database_entries(self) -> dict[str, ForeignEntry]:
+        entries: dict[str, ForeignEntry] = {}
+        listing = self.reader.database
+        for files in self._databases:
+            paths = [str(path) for path in files.paths if str(path) in self._found]
+            if listing is None or not paths or paths[0] != str(files.paths[0]):
+                continue
+            database = paths[0]
+            before = {e.native_id: e for e in self.known.entries.values() if e.paths[:1] == (database,)}
+            if not any(self._changed(path) for path in paths):
+                entries.update((entry.session_id, entry) for entry in before.values())
+                continue
+            known = {native_id: entry.version for native_id, entry in before.items()}
+            try:
+                listed = listing.sessions(self.root, files, known)
+            except (ForeignSourceError, OSError) as error:
+                self._refuse(database, error)  # read again at the next walk; its sessions stay as they were
+                self.result.problem = getattr(error, "message", None) or str(error)
+                for path in paths:
+                    self._rows.pop(path, None)
+                entries.update((entry.session_id, entry) for entry in before.values())
+                continue
+            for path in paths:
+                info = self._found[path]
+                self._rows[path] = ForeignFile(
+                    path, self.source.kind, self.source.root, None, info.st_size, info.st_mtime_ns, "{}"
+                )
+            for native_id in listed.unchanged:
+                if (entry := before.get(native_id)) is not None:
+                    entries[entry.session_id] = entry
+            for summary in listed.changed:
+                entries[summary.session_id] = _entry(self.source, summary, self._rows)
         return entries

@@ -266,14 +266,15 @@ class SessionStore:
 
     # -- the store as a whole --------------------------------------------------------------------
 
-    def refresh(self, progress: Progress | None = None) -> None:
-        """Catch the index up with logs and history files created, grown or removed meanwhile.
+    def refresh(self, progress: Progress | None = None) -> bool:
+        """Catch the index up with logs and history files created, grown or removed meanwhile; returns
+        whether the walk found anything (a log or another agent's session new, changed or gone).
 
         The walk over the files runs without the store lock (other calls are served meanwhile);
         only applying its result takes the lock. `progress` reports logs and history files seen
         for the first time. Nothing but the index is written.
         """
-        self.state.refresh(progress)
+        return self.state.refresh(progress)
 
     def sources(self) -> list[SourceCount]:
         """The other agents' sources this store reads: sessions found and when each was last walked."""

@@ -91,7 +91,7 @@ class StoreState:
         One progress run covers both: new log folders first, then history files to scan.
         """
         started = now_ms()  # wall clock, not the stamp of events
-        plan = self.foreign.plan()
+        plan = self.foreign.plan(state.cwd for state in self.catalog.states.values())
         walk, foreign = walk_all(self.catalog, dict(self.catalog.states) if logs else None, plan, progress)
         if walk is not None:
             self.catalog.apply_walk(walk)
@@ -100,20 +100,23 @@ class StoreState:
             self.index.mark_caught_up(started)
             self.caught_up = True
 
-    def refresh(self, progress: Progress | None = None) -> None:
+    def refresh(self, progress: Progress | None = None) -> bool:
         """Walk the logs and history files again and apply what changed (see `SessionStore.refresh`)."""
         with self.lock:
             self.check_open()
             known = dict(self.catalog.states)
-            plan = self.foreign.plan()
+            plan = self.foreign.plan(state.cwd for state in self.catalog.states.values())
         started = now_ms()  # wall clock, not the stamp of events
         walk, foreign = walk_all(self.catalog, known, plan, progress)
+        found = walk is not None and bool(walk.changes or walk.gone)
+        found = found or any(result.changes for result in foreign)
         with self.lock:
             self.check_open()
             self.catalog.apply_walk(walk or Walk([], [], []))
             self._apply_foreign(foreign, plan.started_ms)
             self.index.mark_caught_up(started)
             self.caught_up = True
+        return found
 
     def _apply_foreign(self, walks: list[ForeignWalk], started_ms: int) -> None:
         self.catalog.apply_foreign(self.foreign.apply(walks, started_ms))

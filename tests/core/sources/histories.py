@@ -11,12 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sessionref.contract.projection import project_session_conversation
 from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
 from sessionref.sources import ForeignSession, ForeignSummary, claude_code, codex, gemini
+from sessionref.sources.reader import WalkContext
+from sessionref.sources.registry import SOURCES, registered
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "histories"
 GOLDEN = FIXTURES / "golden"
 ROOTS = {"claude-code": FIXTURES / "claude-code", "codex": FIXTURES / "codex", "gemini": FIXTURES / "gemini"}
+"""The first three sources' fixture roots (`fixture_sessions` reads them through their functions)."""
+READER_ROOTS = {info.kind: FIXTURES / info.kind for info in SOURCES}
+"""Every registered source's fixture root, read through its `READER` (`discover`, `read_listed`)."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +75,40 @@ def fixture_sessions(roots: Mapping[str, Path] = ROOTS) -> list[FixtureSession]:
 def copy_root(kind: str, destination: Path) -> Path:
     """A private copy of one fixture root (for tests that add files, links or bytes)."""
     target = destination / kind
-    shutil.copytree(ROOTS[kind], target, symlinks=True)
+    shutil.copytree(READER_ROOTS[kind], target, symlinks=True)
     return target
+
+
+def discover(kind: str, root: Path | None = None, context: WalkContext | None = None) -> list[ForeignSummary]:
+    """What the store would list of one root: walk, scan and summarize with the source's reader."""
+    reader = registered(kind).reader()
+    root = READER_ROOTS[kind] if root is None else root
+    context = WalkContext() if context is None else context
+    found: list[ForeignSummary] = []
+    for files in reader.walk(root):
+        if files.database:
+            assert reader.database is not None
+            found.extend(reader.database.sessions(root, files, {}).changed)
+            continue
+        scans = [reader.scan(root, path, None) for path in files.paths]
+        summary = reader.summarize(root, files.native_id, scans, context)
+        if summary is not None:
+            found.append(summary)
+    return found
+
+
+def read_listed(summary: ForeignSummary, root: Path | None = None) -> ForeignSession:
+    """One listed session read in full through its reader."""
+    reader = registered(summary.source_kind).reader()
+    root = READER_ROOTS[summary.source_kind] if root is None else root
+    return reader.read(root, summary.native_id, list(summary.paths))
+
+
+def projected(session: ForeignSession) -> list[tuple[str, str, bool]]:
+    """A read session's projection as `(role, text, checkpoint)`."""
+    return [
+        (item.role, item.text, item.checkpoint) for item in project_session_conversation(session.snapshot)
+    ]
 
 
 def write_jsonl(path: Path, records: Iterable[Mapping[str, Any] | str], *, end: str = "\n") -> Path:

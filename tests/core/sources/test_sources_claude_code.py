@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 from histories import ROOTS, copy_root, write_jsonl
 from sessionref.contract.projection import project_session_conversation
 from sessionref.sources import claude_code
+from sessionref.sources.reader import WalkContext
 
 
 def user(uuid: str, parent: str | None, content: Any, **extra: Any) -> dict[str, Any]:
@@ -236,3 +238,84 @@ def test_a_session_without_messages_has_an_empty_snapshot(tmp_path: Path) -> Non
     session = claude_code.read_session(tmp_path, path)
     assert session.snapshot["events"] == [] and session.snapshot["capturedThroughSeq"] is None
     assert session.cwd is None and "cwd" not in session.snapshot["session"]
+
+
+def _scan_title(tmp_path: Path, records: list[Any]) -> str | None:
+    path = write_jsonl(tmp_path / "projects" / "-home-ana-app" / "scanned.jsonl", records)
+    return claude_code.scan_session_file(tmp_path, path).title
+
+
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        # the leaf is a line of this file, written before or after the summary: the summary titles it
+        (
+            [
+                user("u1", None, "first prompt"),
+                {"type": "summary", "summary": "Cart work", "leafUuid": "u1"},
+            ],
+            "Cart work",
+        ),
+        (
+            [
+                {"type": "summary", "summary": "Cart work", "leafUuid": "u1"},
+                user("u1", None, "first prompt"),
+            ],
+            "Cart work",
+        ),
+        # the leaf is not in the file: that summary names the conversation this one was resumed from
+        (
+            [
+                {"type": "summary", "summary": "Someone else's", "leafUuid": "elsewhere"},
+                user("u1", None, "first prompt"),
+            ],
+            "first prompt",
+        ),
+        (
+            [
+                {"type": "summary", "summary": "Mine", "leafUuid": "u1"},
+                {"type": "summary", "summary": "Someone else's", "leafUuid": "elsewhere"},
+                user("u1", None, "first prompt"),
+            ],
+            "Mine",
+        ),
+    ],
+)
+def test_a_summary_titles_the_session_only_when_its_leaf_is_in_the_file(
+    tmp_path: Path, records: list[Any], expected: str
+) -> None:
+    assert title_of(tmp_path, records) == expected
+    assert _scan_title(tmp_path, records) == expected
+
+
+def test_a_summary_whose_leaf_is_appended_later_becomes_the_title(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "projects" / "p" / "s.jsonl",
+        [user("u1", None, "first prompt"), {"type": "summary", "summary": "Later leaf", "leafUuid": "a9"}],
+    )
+    first = claude_code.scan_session_file(tmp_path, path)
+    assert first.title == "first prompt"
+    with path.open("a") as handle:
+        handle.write(json.dumps(assistant("a9", "u1", "m1", text("done"))) + "\n")
+    grown = claude_code.scan_session_file(tmp_path, path, first)
+    assert grown.offset > first.offset and grown.title == "Later leaf"
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [],
+        [{"type": "summary", "summary": "Only a summary", "leafUuid": "x"}],
+        [{"type": "file-history-snapshot"}],
+    ],
+)
+def test_an_empty_or_summary_only_file_is_not_a_session(tmp_path: Path, records: list[Any]) -> None:
+    path = write_jsonl(tmp_path / "projects" / "p" / "s.jsonl", records)
+    reader = claude_code.READER
+    scan = reader.scan(tmp_path, path, None)
+    assert reader.summarize(tmp_path, None, (scan,), WalkContext()) is None
+    with path.open("a") as handle:
+        handle.write(json.dumps(user("u1", None, "now a prompt")) + "\n")
+    grown = reader.scan(tmp_path, path, scan)
+    summary = reader.summarize(tmp_path, None, (grown,), WalkContext())
+    assert summary is not None and summary.title == "now a prompt"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from histories import ROOTS, write_jsonl
 from sessionref.contract.projection import project_session_conversation
 from sessionref.sources import ForeignSourceError, ForeignSourceErrorCode, gemini
+from sessionref.sources.reader import WalkContext
 
 METADATA = {"sessionId": "g-1", "projectHash": "h", "startTime": "2026-03-07T11:00:00.000Z"}
 
@@ -223,3 +225,44 @@ def test_cwd_comes_from_the_project_root_file_inside_the_source(tmp_path: Path) 
     outside.write_text("/etc\n", encoding="utf-8")
     marker.symlink_to(outside)
     assert gemini.project_cwd(tmp_path, path) is None
+
+
+def _discovered(root: Path, path: Path, known: frozenset[str] = frozenset()) -> Any:
+    reader = gemini.READER
+    scan = reader.scan(root, path, None)
+    return reader.summarize(root, None, (scan,), WalkContext(known_cwds=known))
+
+
+def test_a_hashed_project_folder_is_matched_to_a_known_folder(tmp_path: Path) -> None:
+    """Older Gemini CLI names the project folder by the SHA-256 of its root and writes no `.project_root`."""
+    shop = "/home/ana/shop"
+    digest = hashlib.sha256(shop.encode()).hexdigest()
+    metadata = {**METADATA, "projectHash": digest}
+    path = write_jsonl(
+        tmp_path / "tmp" / digest / "chats" / "session-x.jsonl", [metadata, message("m", "user", "hi")]
+    )
+    assert _discovered(tmp_path, path, frozenset({"/home/ana/blog", shop})).cwd == shop
+    assert _discovered(tmp_path, path, frozenset({"/home/ana/blog"})).cwd is None
+    renamed = write_jsonl(  # the hash only in the folder's name
+        tmp_path / "tmp" / digest.upper() / "chats" / "session-y.jsonl",
+        [{**METADATA, "projectHash": None}, message("m", "user", "hi")],
+    )
+    assert _discovered(tmp_path, renamed, frozenset({shop})).cwd == shop
+
+
+def test_the_project_root_file_wins_then_the_first_directory(tmp_path: Path) -> None:
+    metadata = {**METADATA, "directories": ["/home/ana/api", "/home/ana/lib"]}
+    path = session_file(tmp_path, [metadata, message("m", "user", "hi")])
+    assert _discovered(tmp_path, path).cwd == "/home/ana/api"
+    assert gemini.read_session(tmp_path, path).cwd == "/home/ana/api"
+    (tmp_path / "tmp" / "proj" / ".project_root").write_text("/home/ana/real\n")
+    assert _discovered(tmp_path, path).cwd == "/home/ana/real"
+
+
+def test_a_subagent_chat_is_not_a_session(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [{**METADATA, "kind": "subagent"}, message("m", "user", "task")])
+    assert _discovered(tmp_path, path) is None
+    main = session_file(
+        tmp_path, [{**METADATA, "kind": "main"}, message("m", "user", "hi")], "session-main.jsonl"
+    )
+    assert _discovered(tmp_path, main) is not None

@@ -7,6 +7,7 @@ root disappears; nothing in a source folder is ever written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -273,3 +274,23 @@ def test_conversation_sources_name_each_foreign_session_with_a_version(tmp_path:
             stream.write("\n")
         store.refresh()
         assert {s.session_id: s for s in store.conversation_sources()}[CART].version != version
+
+
+async def test_a_gemini_session_in_a_hashed_project_folder_ranks_with_its_folder(tmp_path: Path) -> None:
+    """Without `.project_root`, the folder named by the SHA-256 of a folder the store knows is that folder."""
+    gemini_root = tmp_path / "homes" / "gemini"
+    digest = hashlib.sha256(b"/home/ana/api").hexdigest()
+    chats = gemini_root / "tmp" / digest / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-2026-03-09T10-00-77aa.jsonl").write_text(
+        line({"sessionId": "77aa", "projectHash": digest, "startTime": "2026-03-09T10:00:00.000Z"})
+        + line(
+            {"id": "m1", "timestamp": "2026-03-09T10:00:01.000Z", "type": "user", "content": "api paging"}
+        ),
+        encoding="utf-8",
+    )
+    write_log(tmp_path / "store", "--w--/own", header("own", cwd="/home/ana/api"), [])
+    with closing(open_with(tmp_path, {"gemini": gemini_root}, "gemini")) as store:
+        assert store.record("gemini:77aa").cwd == "/home/ana/api"
+        found = await store.search_candidates(exclude_id="", target_cwd="/home/ana/api", needle="", limit=5)
+        assert {record.id for record, _ in found[:2]} == {"own", "gemini:77aa"}

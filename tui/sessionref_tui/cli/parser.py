@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from sessionref.contract.excerpts import bounded_excerpt
+from sessionref.sources.registry import SOURCES
 
 from sessionref_tui.cli.catalog_command import add_catalog_parser
 from sessionref_tui.cli.output import EXIT_USAGE
@@ -45,7 +46,10 @@ SESSIONS_DESCRIPTION: Final = (
     "program (such as DSH) created or changed may show up to a minute late. --fresh always catches up."
 )
 
-DESCRIPTION: Final = """\
+_SOURCE_NAMES: Final = ", ".join(info.name for info in SOURCES)
+_SOURCE_KINDS: Final = ", ".join(info.kind for info in SOURCES)
+
+DESCRIPTION: Final = f"""\
 Mention one AI chat session inside another.
 
   sessionref demo                 the chat app on a seeded temporary store (offline demo model)
@@ -58,20 +62,20 @@ Mention one AI chat session inside another.
   sessionref prepare TEXT --session ID
                                   what a message would send: readable text + the context message
   sessionref snapshot ID          the bounded context message for one session, to hand to any agent
-  sessionref sources              the Claude Code, Codex CLI and Gemini CLI histories found
+  sessionref sources              the other agents' histories found
   sessionref mcp                  serve every session to other agents over MCP (stdio)
   sessionref catalog ACTION       the shared catalog on PostgreSQL: init, status, publish, share
 
-ID may be a unique start of a session id (as `sessions` prints them). Sessions from Claude Code,
-Codex CLI and Gemini CLI are listed too, read-only: claude-code:<uuid>, codex:<uuid>, gemini:<id>.
+ID may be a unique start of a session id (as `sessions` prints them). Sessions of other agents
+are listed too, read-only, their ids named by their source ({_SOURCE_KINDS}): claude-code:<uuid>.
 """
 
 SOURCES_HELP: Final = (
-    "which other agents' histories to read: a comma-separated list of claude-code, codex, gemini, "
+    f"which other agents' histories to read: a comma-separated list of {_SOURCE_KINDS}, "
     "or all / none (default: [sources] in config.toml, $SESSIONREF_SOURCES, else every one found)"
 )
 SOURCES_DESCRIPTION: Final = (
-    "List the other agents' histories sessionref reads (Claude Code, Codex CLI, Gemini CLI): where "
+    f"List the other agents' histories sessionref reads ({_SOURCE_NAMES}): where "
     "each one's folder is, whether it is read and why, how many sessions were found and when it was "
     "last indexed. Switch one off with [sources] <name> = false in config.toml, $SESSIONREF_SOURCES "
     "or --sources; set its folder with [sources] <name>_root."

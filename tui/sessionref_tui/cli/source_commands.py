@@ -1,9 +1,10 @@
 """`sessionref sources` (other agents' histories found) and `sessionref snapshot ID` (one context message).
 
-`sources` lists Claude Code, Codex CLI and Gemini CLI: where each folder is, whether sessionref
-reads it and why, how many sessions were found and when it was last indexed. It opens the store
-(catching up, with progress on stderr) when the store exists, or else the stand-in store in the cache
-directory when histories are read (`store_access.existing_store_root`); it never creates a store.
+`sources` lists every other agent sessionref reads: where each folder is, whether sessionref
+reads it and why, how many sessions were found and when it was last indexed, and why a
+database was skipped (busy, unreadable, a newer schema). It opens the store (catching up, with
+progress on stderr) when the store exists, or else the stand-in store in the cache directory when
+histories are read (`store_access.existing_store_root`); it never creates a store.
 
 `snapshot` prints the framed, bounded context message the model would get for one session: the
 same preparation as a sent message, with the configured budget (or `--max-bytes`). It writes
@@ -95,6 +96,7 @@ def source_json(status: SourceStatus, counts: dict[str, SourceCount] | None) -> 
         "why": status.why,
         "sessions": count.sessions if count is not None else None,
         "lastIndexed": count.walked_at if count is not None else None,
+        "problem": count.problem if count is not None else None,
     }
 
 
@@ -108,6 +110,12 @@ def cmd_sources(args: argparse.Namespace) -> int:
         print(safe_json([source_json(status, counts) for status in statuses]))
         return EXIT_OK
     print("\n".join(source_rows(statuses, counts, _now_ms())))
+    from sessionref.host.live_discovery import available_mode  # not at import: the launcher stays light
+
+    note(f"while chat or repl runs, new and changed sessions show up by {available_mode()}")
+    for count in (counts or {}).values():
+        if count.problem is not None:
+            note(f"{count.source.name} skipped for now: {count.problem}")
     if counts is None:
         note(NO_STORE_NOTE.format(root=root))
     return EXIT_OK

@@ -48,6 +48,7 @@ from sessionref_tui.repl.prompt_wrap import PROMPT, WordWrapProcessor, continuat
 from sessionref_tui.repl.queue_view import QueueView
 from sessionref_tui.repl.session_feed import SessionFeed
 from sessionref_tui.repl.transcript import Transcript
+from sessionref_tui.source_marks import untitled_name
 from sessionref_tui.submit_errors import READ_ONLY_CODES
 
 if TYPE_CHECKING:
@@ -240,6 +241,7 @@ class LineMode:
         model_name = inert(self.workspace.model.name)
         self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
         self.workspace.start_conversation_search()  # in the background: the prompt is not held back
+        self.workspace.watch_changes(self._sessions_changed)  # `@` and /sessions see new sessions at once
         if isinstance(self._target, Agent):
             self.feed.replay_recent(self._target.id)
         guard = patch_stdout(raw=False) if self._uses_real_terminal else nullcontext()
@@ -258,6 +260,9 @@ class LineMode:
         finally:
             await self._shutdown()
         return 0
+
+    def _sessions_changed(self) -> None:
+        """Live discovery re-walked the store: the next `@` lookup lists what changed (nothing to redraw)."""
 
     async def _dispatch(self, text: str) -> None:
         stripped = text.strip()
@@ -402,7 +407,7 @@ class LineMode:
 
     def _name_of(self, session_id: str) -> str:
         try:
-            return self.workspace.title(session_id) or NEW_SESSION_NAME
+            return self.workspace.title(session_id) or untitled_name(session_id)
         except Exception:
             return session_id
 

@@ -19,14 +19,13 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from sessionref_tui.display import (
-    NEW_SESSION_NAME,
     home_relative,
     inert,
     relative_age,
     truncate_end,
     truncate_middle,
 )
-from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark
+from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark, untitled_name
 from sessionref_tui.textual_compat import SteadyScrollbarOptionList
 
 
@@ -103,7 +102,7 @@ def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: b
     other folders, the cwd."""
     mark = source_mark(entry.session_id)
     room = SIDEBAR_TITLE_WIDTH - (MARK_CELLS + 1 if mark else 0)
-    title = truncate_end(inert(entry.title) if entry.title else NEW_SESSION_NAME, room)
+    title = truncate_end(inert(entry.title) if entry.title else untitled_name(entry.session_id), room)
     second: list[str | tuple[str, str]] = [(relative_age(entry.last_activity, now_ms), "dim")]
     if show_cwd:
         folder = truncate_middle(inert(entry.cwd), SIDEBAR_TITLE_WIDTH - 6) if entry.cwd else "(no cwd)"
