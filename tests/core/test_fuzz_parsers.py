@@ -28,6 +28,7 @@ from sessionref.contract.uri import (
 )
 from sessionref.host.settings import SettingsError, load_settings
 from sessionref.service.config import SessionReferenceConfig
+from sessionref.sources.registry import SOURCES
 
 FUZZ = settings(max_examples=250, deadline=None)
 DEEP = 100_000  # well past every recursion limit
@@ -287,7 +288,8 @@ def _read_foreign(kind: str, root: Path, path: Path) -> object:
 
 
 FOREIGN_KINDS = ("claude-code", "codex", "gemini")
-"""Every reader `sessionref.sources` has today; a registry of readers (issue 18) extends this list."""
+"""The first three readers, fed one file through their own functions; every registered reader is fuzzed
+in its own layout by `test_every_registered_reader_takes_hostile_records_in_its_own_layout`."""
 
 
 @FUZZ
@@ -316,3 +318,40 @@ def test_every_foreign_reader_takes_huge_integers_and_shapeless_records(
     for event in snapshot["events"]:
         assert is_seq(event["seq"]) and is_epoch_ms(event.get("time", 0))
     assert is_epoch_ms(snapshot["session"]["createdAt"])
+
+
+@FUZZ
+@given(
+    st.sampled_from([info.kind for info in SOURCES]),
+    st.lists(SHAPELESS_RECORDS | SHAPED_RECORDS, max_size=6),
+)
+def test_every_registered_reader_takes_hostile_records_in_its_own_layout(
+    kind: str, records: list[dict[str, object]]
+) -> None:
+    """Each registered source's fixture root with every JSON Lines file replaced by hostile records:
+    its walk, scan and read raise nothing but `ForeignSourceError`, and what they read is in range."""
+    from histories import copy_root, discover, read_listed
+    from sessionref.contract.log_values import is_epoch_ms, is_seq
+    from sessionref.contract.projection import project_session_conversation
+    from sessionref.sources import ForeignSourceError
+
+    data = "".join(json.dumps(record) + "\n" for record in records).encode()
+    with tempfile.TemporaryDirectory() as folder:
+        root = copy_root(kind, Path(folder))
+        for path in sorted(root.rglob("*.jsonl")):
+            if path.is_file() and not path.is_symlink():
+                path.write_bytes(data)
+        try:
+            summaries = discover(kind, root)
+        except ForeignSourceError:
+            return
+        for summary in summaries:
+            try:
+                session = read_listed(summary, root)
+            except ForeignSourceError:
+                continue
+            snapshot = session.snapshot
+            project_session_conversation(snapshot)
+            for event in snapshot["events"]:
+                assert is_seq(event["seq"]) and is_epoch_ms(event.get("time", 0))
+            assert is_epoch_ms(snapshot["session"]["createdAt"])
