@@ -30,11 +30,11 @@ from sessionref.catalog.schema import check_schema
 from sessionref.contract.context_message import captured_format_version
 from sessionref.service.conversation_rows import conversation_rows
 from sessionref.service.protocols import SessionRecord, SurfaceSnapshot
-from sessionref.sources import source_kind_of
+from sessionref.sources import SOURCE_KINDS, source_kind_of
 
 STORE_SOURCE: Final = "store"
 """The source name of the store's own sessions (`[catalog] publish = ["store", …]`)."""
-PUBLISHABLE_SOURCES: Final = (STORE_SOURCE, "claude-code", "codex", "gemini")
+PUBLISHABLE_SOURCES: Final = (STORE_SOURCE, *SOURCE_KINDS)
 """Every source a session may be published from."""
 BATCH_MESSAGES: Final = 20_000
 """Messages per transaction: large enough that a transaction's cost is spread, small enough that
@@ -64,7 +64,7 @@ class PublishableStore(Protocol):
 
 
 def source_of(session_id: str) -> str:
-    """The source name a session is published under: `store`, `claude-code`, `codex` or `gemini`."""
+    """The source name a session is published under: `store`, or the other agent's source kind."""
     return source_kind_of(session_id) or STORE_SOURCE
 
 
@@ -113,7 +113,7 @@ def _marker(record: SessionRecord, title: str | None) -> tuple[int, str | None]:
 class Publisher:
     """Publishes one store's chosen sources to the catalog at `conninfo` as machine `machine`.
 
-    `sources` names what may leave the machine (`store`, `claude-code`, `codex`, `gemini`); a
+    `sources` names what may leave the machine (`store` or registered source kinds); a
     session of any other source is never read. One connection, opened on first use and reopened
     after a failure.
     """

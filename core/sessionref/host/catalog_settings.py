@@ -5,7 +5,7 @@
     [catalog]
     url = "postgresql://ann@db.example/sessions"   # SESSIONREF_CATALOG_URL
     machine = "ann-laptop"        # SESSIONREF_CATALOG_MACHINE; default: this host's name
-    publish = ["store", "claude-code"]   # what `catalog publish` sends by default: nothing unless listed
+    publish = ["store"]   # what `catalog publish` sends by default (store, source kinds): none unless listed
 
 The url is a PostgreSQL connection string (a ``postgresql://`` URI or ``key=value`` pairs); it is
 kept as a secret and never quoted in an error (it may hold a password; docs/catalog.md).

@@ -38,6 +38,7 @@ from sessionref.mcp.errors import MCP_INVALID_ARGUMENTS, MCP_UNKNOWN_NAME, McpEr
 from sessionref.mcp.framing import framed
 from sessionref.mcp.readonly_sessions import MessageWindow, ReadOnlySessions
 from sessionref.sources import SOURCE_NAMES, source_kind_of
+from sessionref.sources.registry import registered
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -58,8 +59,6 @@ INSTRUCTIONS: Final = (
 )
 STORE_SOURCE: Final = "store"
 MIME_TYPE: Final = "text/plain"
-SOURCE_MARKS: Final = {"claude-code": "CC", "codex": "CX", "gemini": "GM"}
-"""The marks `sessionref sessions` shows, put in front of resource names for Claude Code's `@` menu."""
 
 LIST_TITLE: Final = "Sessions"
 LIST_WHAT: Final = "a listing of the user's other sessions (titles and folders come from those sessions)"
@@ -284,7 +283,7 @@ def _object_schema(properties: dict[str, Any]) -> dict[str, Any]:
 def resource_name(candidate: Candidate) -> str:
     """A resource's name as Claude Code's `@` menu shows it: the source mark, then the title."""
     kind = source_kind_of(candidate.session_id)
-    return f"{SOURCE_MARKS[kind]} {candidate.label}" if kind is not None else candidate.label
+    return f"{registered(kind).mark} {candidate.label}" if kind is not None else candidate.label
 
 
 def resource_description(candidate: Candidate) -> str:
