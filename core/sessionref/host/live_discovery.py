@@ -1,14 +1,17 @@
 """Keeping a running app's store current: new, grown, renamed and deleted sessions, here and in other agents.
 
 While the app or the line mode runs, `LiveDiscovery` watches the store's folder and every
-source's folder and re-walks the store (`refresh`: one stat per unchanged file, only new bytes
-read) when something changed, then tells its listener, off the event loop, when the walk found
-something the store did not know (its own writes are known already):
+source's folder and re-walks the store when something changed, then tells its listener, off the
+event loop, when the walk found something the store did not know (its own writes are known
+already):
 
 * **watching** (the default where it works): the platform's file-change notification through
   `watchfiles`; changes arriving within `DEBOUNCE_MS` of each other are one re-walk, so an
   agent writing its log many times a second costs a few re-walks a second, and idle folders
-  cost nothing;
+  cost nothing. A batch re-walks only the folders its changed paths are in (`refresh_changed`:
+  a new session file in one project folder lists that folder, not the other 30,000 sessions);
+  the first batch, and one that names something other than a path, walk everything (`refresh`:
+  one stat per unchanged file, only new bytes read);
 * **re-scanning** (the fallback: `watchfiles` missing, or the watch failing — too many folders,
   a file system without notification): a re-walk every `POLL_SECONDS`.
 
@@ -68,6 +71,17 @@ def available_mode() -> str:
     return WATCHING if importlib.util.find_spec("watchfiles") is not None else RESCANNING
 
 
+def _changed_paths(batch: Collection[object]) -> list[Path] | None:
+    """The paths of a batch of `(change, path)` items as `watchfiles` reports them; None when an item is
+    something else (the watch could not say where: walk everything)."""
+    paths: list[Path] = []
+    for item in batch:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], str)):
+            return None
+        paths.append(Path(item[1]))
+    return paths
+
+
 class LiveDiscovery:
     """One thread keeping a store current: re-walk on change (watching) or every second (re-scanning)."""
 
@@ -77,10 +91,12 @@ class LiveDiscovery:
         folders: Sequence[Path],
         on_change: Callable[[], None],
         *,
+        refresh_changed: Callable[[Collection[Path]], bool] | None = None,
         watcher: Watcher | None = None,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self._refresh = refresh
+        self._refresh_changed = refresh_changed
         self._folders = [folder for folder in folders if folder.is_dir()]
         self._on_change = on_change
         self._watcher: Watcher | None = (
@@ -106,9 +122,16 @@ class LiveDiscovery:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
 
-    def _rewalk(self) -> None:
+    def _rewalk(self, batch: Collection[object] | None = None) -> None:
+        """Walk what `batch` names (everything when None, when it names something not a path, or
+        without `refresh_changed`); tell the listener when the walk found something new."""
+        paths = _changed_paths(batch) if batch is not None and self._refresh_changed is not None else None
         try:
-            found = self._refresh()
+            found = (
+                self._refresh()
+                if paths is None or self._refresh_changed is None
+                else self._refresh_changed(paths)
+            )
         except Exception as error:  # the index is a cache: the next change tries again
             log.warning("could not catch up with changed sessions: %s", error)
             return
@@ -125,7 +148,7 @@ class LiveDiscovery:
                         self.ready.set()
                         self._rewalk()  # what changed between the store's catch-up and the watch
                     elif batch:
-                        self._rewalk()
+                        self._rewalk(batch)
                 return
             except Exception as error:  # too many folders, no notification support, …
                 log.warning("watching for file changes failed (%s); re-scanning instead", error)

@@ -8,7 +8,7 @@ implements it): what the agent needs (`AgentStore`), what the reference service 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -58,6 +58,10 @@ class WorkspaceStore(AgentStore, SessionQuery, Protocol):
 
     def refresh(self, progress: Progress | None = None) -> bool:
         """Catch up with what other programs wrote (a walk over the logs, blocking); whether it found any."""
+        ...
+
+    def refresh_changed(self, paths: Collection[Path]) -> bool:
+        """`refresh` narrowed to the folders holding `paths` (a file watch's report); whether it found any."""
         ...
 
     def sources(self) -> list[SourceCount]:

@@ -393,7 +393,9 @@ class Workspace:
         then `on_change()` (in the watching thread). Stopped by `close`; calling it again returns the same."""
         if self._live is None:
             folders = [self.store_root, *(Path(count.source.root) for count in self.store.sources())]
-            self._live = LiveDiscovery(self.store.refresh, folders, on_change)
+            self._live = LiveDiscovery(
+                self.store.refresh, folders, on_change, refresh_changed=self.store.refresh_changed
+            )
             self._live.start()
         return self._live
 

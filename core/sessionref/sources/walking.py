@@ -4,17 +4,28 @@ Every walker starts from a source root and lists directories with `os.scandir`. 
 is a symlink is followed only when it resolves inside the root (a link elsewhere is left
 alone, as if it were not there); unreadable or vanished folders are skipped, since other
 programs create and delete them while we list.
+
+Inside `only_under(folders)` a walk is narrowed to those folders, for a re-walk of what a file
+watch reported changed: `list_dirs` yields only the sub-directories inside one of them or on the
+way to one, and `list_files` yields files of a folder inside one of them or on the way to one (a
+walker's top-level files, a database say, are still listed). Readers need not know: every walker
+lists through these two functions.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from sessionref.sources.lines import is_inside
 
-__all__ = ["env_root", "list_dirs", "list_files", "real_root"]
+__all__ = ["env_root", "list_dirs", "list_files", "only_under", "real_root"]
+
+_ONLY_UNDER: ContextVar[tuple[str, ...] | None] = ContextVar("sessionref_walk_only_under", default=None)
+"""The folders a walk is narrowed to (None: the whole root)."""
 
 
 def env_root(env: Mapping[str, str] | None, variable: str, home: Path | None, *default: str) -> Path:
@@ -29,6 +40,28 @@ def env_root(env: Mapping[str, str] | None, variable: str, home: Path | None, *d
 def real_root(root: Path) -> str:
     """The resolved root that walked paths must stay inside."""
     return os.path.realpath(root)
+
+
+@contextmanager
+def only_under(folders: Collection[Path]) -> Iterator[None]:
+    """Within the block, walks in this thread list only `folders` (absolute) and the way to them."""
+    token = _ONLY_UNDER.set(tuple(os.path.normpath(folder) for folder in folders))
+    try:
+        yield
+    finally:
+        _ONLY_UNDER.reset(token)
+
+
+def _relation(directory: str, folders: tuple[str, ...]) -> tuple[bool, bool]:
+    """`(inside one of folders, on the way to one)` for `directory` (normalised, absolute)."""
+    inside = any(is_inside(directory, folder) for folder in folders)
+    return inside, inside or any(is_inside(folder, directory) for folder in folders)
+
+
+def _listed(directory: Path) -> bool:
+    """Whether a walk narrowed by `only_under` lists anything in `directory` (always, when not narrowed)."""
+    folders = _ONLY_UNDER.get()
+    return folders is None or _relation(os.path.normpath(directory), folders)[1]
 
 
 def _entries(directory: Path, root: str) -> list[os.DirEntry[str]]:
@@ -53,7 +86,12 @@ def _stays_inside(entry: os.DirEntry[str], root: str) -> bool:
 
 def list_dirs(directory: Path, root: str) -> Iterator[Path]:
     """The sub-directories of `directory` (symlinks only when they resolve inside `root`)."""
+    if not _listed(directory):
+        return
+    folders = _ONLY_UNDER.get()
     for entry in _entries(directory, root):
+        if folders is not None and not _relation(os.path.normpath(entry.path), folders)[1]:
+            continue
         try:
             if _stays_inside(entry, root) and entry.is_dir():
                 yield Path(entry.path)
@@ -63,6 +101,8 @@ def list_dirs(directory: Path, root: str) -> Iterator[Path]:
 
 def list_files(directory: Path, root: str, prefix: str, suffixes: tuple[str, ...]) -> Iterator[Path]:
     """Regular files in `directory` named `prefix*suffix` (symlinks only when they resolve inside `root`)."""
+    if not _listed(directory):
+        return
     for entry in _entries(directory, root):
         name = entry.name
         if not name.startswith(prefix) or not name.endswith(suffixes):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -23,7 +23,7 @@ from sessionref.sources import ForeignSession
 from sessionref.sources.registry import registered
 from sessionref.store.catalog import Catalog, Walk
 from sessionref.store.foreign_index import ForeignTables
-from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot
+from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot, inside_root
 from sessionref.store.foreign_walk import ForeignWalk, Known, RootWalk
 from sessionref.store.scan import LogState
 
@@ -149,12 +149,16 @@ class ForeignCatalog:
             )
         return counts
 
-    def plan(self, store_cwds: Iterable[str | None] = ()) -> ForeignPlan:
+    def plan(
+        self, store_cwds: Iterable[str | None] = (), scopes: Mapping[str, tuple[str, ...]] | None = None
+    ) -> ForeignPlan:
         """The walks of every source against a snapshot of what is indexed (under the store lock).
 
         Cheap (copies of dicts); `ForeignPlan.list_files` then lists and stats, without the lock.
         `store_cwds` are the folders of the store's own sessions: with the foreign sessions' own,
         the process's folder and its parents, the folders a hashed project name may match.
+        `scopes` (None: every source, whole) walks only the sources it names, each narrowed to
+        its folders (see `RootWalk`).
         """
         known_cwds = frozenset(
             folder
@@ -163,11 +167,13 @@ class ForeignCatalog:
         )
         walks: list[RootWalk] = []
         for source in self.sources:
+            if scopes is not None and source.kind not in scopes:
+                continue
             known = Known(
                 {path: row for path, row in self.files.items() if row.kind == source.kind},
                 {key: entry for key, entry in self.entries.items() if entry.kind == source.kind},
             )
-            walks.append(RootWalk(source, known, known_cwds))
+            walks.append(RootWalk(source, known, known_cwds, None if scopes is None else scopes[source.kind]))
         return ForeignPlan(walks, _now_ms())
 
     def apply(self, walks: Sequence[ForeignWalk], started_ms: int) -> Changes:
@@ -213,6 +219,17 @@ class ForeignCatalog:
         if message not in self._reported:
             self._reported.add(message)
             log.warning("%s", message)
+
+    def scopes(self, changed: Iterable[str]) -> dict[str, tuple[str, ...]] | None:
+        """The folders to re-walk in each source for these changed paths (absolute, normalised): each
+        path's parent folder, by the source whose root holds it; None when one is under no root."""
+        folders: dict[str, set[str]] = {}
+        for path in changed:
+            source = next((s for s in self.sources if inside_root(path, s.root)), None)
+            if source is None:
+                return None
+            folders.setdefault(source.kind, set()).add(os.path.dirname(path))
+        return {kind: tuple(sorted(found)) for kind, found in folders.items()}
 
     def entry(self, session_id: str) -> ForeignEntry | None:
         """The foreign session listed under `session_id`, if any."""

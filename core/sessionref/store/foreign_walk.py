@@ -15,6 +15,12 @@ rebuilt only where one of their files changed:
 * a session the walk names (Codex CLI) groups its files; it is summarised again when one of its
   files changed, a file joined or left it, or its name in the reader's title index did.
 
+A walk may be narrowed to the folders a file watch reported changed (`scope`): the reader lists
+only those (`sessionref.sources.walking.only_under`), and only the files and sessions found there
+or indexed there are compared, so an unchanged folder costs nothing. A narrowed walk widens to the
+whole root when it cannot be sure: the source has a title index or groups a session's files
+(Codex CLI, Copilot CLI), or a session found in scope also has a file outside it.
+
 A root that is not a folder (any more) removes every session found under it. Nothing is written:
 a walk only reads the source and returns what changed (`ForeignWalk`), applied by the caller.
 `plan` (listing and stats) runs first so that first-time indexing can report a total; `finish`
@@ -27,14 +33,17 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from sessionref.sources import ForeignSourceError, ForeignSummary
+from sessionref.sources.lines import is_inside
 from sessionref.sources.reader import SessionFiles, SourceReader, WalkContext
 from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan
+from sessionref.sources.walking import only_under
 from sessionref.store.foreign_state import (
     VERSION_SEPARATOR,
     ForeignEntry,
@@ -121,13 +130,22 @@ def _entry(source: ForeignRoot, summary: ForeignSummary, files: Mapping[str, For
 
 
 class RootWalk:
-    """One walk of one root: `plan()` lists and stats, `finish(progress)` scans and compares."""
+    """One walk of one root (or of the folders `scope` names in it): `plan()` lists and stats,
+    `finish(progress)` scans and compares."""
 
-    def __init__(self, source: ForeignRoot, known: Known, known_cwds: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        source: ForeignRoot,
+        known: Known,
+        known_cwds: frozenset[str] = frozenset(),
+        scope: tuple[str, ...] | None = None,
+    ) -> None:
         self.source = source
         self.known = known
         self.root = Path(source.root)
         self.reader: SourceReader = registered(source.kind).reader()
+        self.scope = None if self.reader.title_index is not None else scope
+        """The folders (normalised, absolute) this walk is narrowed to; None: the whole root."""
         self.result = ForeignWalk(source)
         self.pending = 0
         """Files `finish` will scan (new or changed): the walk's share of a progress total."""
@@ -152,15 +170,10 @@ class RootWalk:
         if not os.path.isdir(self.root):
             self.result.missing = True
             return 0
-        paths: list[Path] = []
-        for files in self.reader.walk(self.root):
-            if files.database:
-                self._databases.append(files)
-            elif files.native_id is None:
-                self._singles.extend(str(path) for path in files.paths)
-            else:
-                self._groups.append((files.native_id, files))
-            paths.extend(files.paths)
+        paths = self._list()
+        if self.scope is not None and self._groups:  # a session's files may lie outside the scope
+            self.scope = None
+            paths = self._list()
         for path in paths:
             text = str(path)
             info = _stat(text) if inside_root(text, self.source.root) else None
@@ -170,6 +183,28 @@ class RootWalk:
             if not _unchanged(self.known.files.get(text), info):
                 self.pending += 1
         return self.pending
+
+    def _list(self) -> list[Path]:
+        """Every session file the reader lists (inside `scope`, when narrowed), sorted into kinds."""
+        self._singles, self._groups, self._databases = [], [], []
+        paths: list[Path] = []
+        narrowed = (
+            only_under([Path(folder) for folder in self.scope]) if self.scope is not None else nullcontext()
+        )
+        with narrowed:
+            for files in self.reader.walk(self.root):
+                if files.database:
+                    self._databases.append(files)
+                elif files.native_id is None:
+                    self._singles.extend(str(path) for path in files.paths)
+                else:
+                    self._groups.append((files.native_id, files))
+                paths.extend(files.paths)
+        return paths
+
+    def _in_scope(self, path: str) -> bool:
+        """Whether this walk decides about `path`: listed by it, or inside its scope (always when whole)."""
+        return self.scope is None or path in self._found or any(is_inside(path, f) for f in self.scope)
 
     # -- scanning ----------------------------------------------------------------------------
 
@@ -185,19 +220,28 @@ class RootWalk:
         self._rows = {path: self.known.files[path] for path in self._found if path in self.known.files}
         renamed = self._title_index()
         entries = self._single_file_entries()
+        if entries is None:  # a session found in scope has a file outside it: walk the whole root
+            wider = RootWalk(self.source, self.known, self._context.known_cwds)
+            wider.plan()
+            return wider.finish(progress)
         entries.update(self._grouped_entries(renamed))
         entries.update(self._database_entries())
         for session_id, entry in entries.items():
             before = self.known.entries.get(session_id)
             if before != entry:
                 result.changes.append((before, entry))
+        decided = {
+            session_id
+            for session_id, entry in self.known.entries.items()
+            if self.scope is None or any(self._in_scope(path) for path in entry.paths)
+        }
         result.changes.extend(
-            (entry, None) for session_id, entry in self.known.entries.items() if session_id not in entries
+            (self.known.entries[session_id], None) for session_id in decided if session_id not in entries
         )
         known = self.known.files
         result.saved_files = [row for path, row in self._rows.items() if known.get(path) is not row]
-        result.deleted_files = [path for path in self.known.files if path not in self._rows]
-        result.sessions = len(entries)
+        result.deleted_files = [path for path in known if path not in self._rows and self._in_scope(path)]
+        result.sessions = len(entries) + len(self.known.entries.keys() - decided - entries.keys())
         return result
 
     def _changed(self, path: str) -> bool:
@@ -239,7 +283,8 @@ class RootWalk:
             self._keep(path, scan, None if summary is None else summary.session_id)
         return summary
 
-    def _single_file_entries(self) -> dict[str, ForeignEntry]:
+    def _single_file_entries(self) -> dict[str, ForeignEntry] | None:
+        """The single-file sessions; None when narrowed and one of them has a file outside the scope."""
         summaries: dict[str, ForeignSummary] = {}
         by_id: dict[str, list[str]] = {}
         for path in self._singles:
@@ -257,6 +302,8 @@ class RootWalk:
         entries: dict[str, ForeignEntry] = {}
         for session_id, paths in by_id.items():
             before = self.known.entries.get(session_id)
+            if self.scope is not None and before is not None and not all(map(self._in_scope, before.paths)):
+                return None
             alone = len(paths) == 1 and paths[0] not in summaries
             if alone and before is not None and before.paths == (paths[0],):
                 entries[session_id] = before  # its one file did not change

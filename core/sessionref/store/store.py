@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -275,6 +275,13 @@ class SessionStore:
         for the first time. Nothing but the index is written.
         """
         return self.state.refresh(progress)
+
+    def refresh_changed(self, paths: Collection[Path]) -> bool:
+        """`refresh`, narrowed to where `paths` (what a file watch reported) are; returns whether it found
+        anything. A path in a source re-walks the folder holding it (that source's other folders are
+        not listed); a path in the store walks its logs; the index's own files are ignored; a path
+        under no root read, or more than `MAX_PLACED_CHANGES` of them, walks everything."""
+        return self.state.refresh_changed(paths)
 
     def sources(self) -> list[SourceCount]:
         """The other agents' sources this store reads: sessions found and when each was last walked."""

@@ -15,7 +15,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,9 +25,9 @@ from sessionref.store.catalog import Catalog, Walk
 from sessionref.store.errors import STORE_CLOSED, STORE_UNREADABLE, STORE_WRITE_FAILED, StoreError
 from sessionref.store.foreign_access import foreign_refusal
 from sessionref.store.foreign_catalog import ForeignCatalog, SourceCount, walk_all
-from sessionref.store.foreign_state import ForeignEntry, ForeignRoot
+from sessionref.store.foreign_state import ForeignEntry, ForeignRoot, inside_root
 from sessionref.store.foreign_walk import ForeignWalk
-from sessionref.store.index import DiscoveryIndex, index_path_for
+from sessionref.store.index import INDEX_FILE_NAME, DiscoveryIndex, index_path_for
 from sessionref.store.lanes import WriteLanes
 from sessionref.store.logfile import LogReport
 from sessionref.store.scan import LogState
@@ -35,6 +35,9 @@ from sessionref.store.subscribers import Subscribers
 from sessionref.store.writer import LogTarget
 
 T = TypeVar("T")
+
+MAX_PLACED_CHANGES = 1000
+"""More changed paths than this in one batch (a bulk copy, an overflowing watch) walk everything."""
 
 
 class StoreState:
@@ -116,6 +119,36 @@ class StoreState:
             self._apply_foreign(foreign, plan.started_ms)
             self.index.mark_caught_up(started)
             self.caught_up = True
+        return found
+
+    def refresh_changed(self, paths: Collection[Path]) -> bool:
+        """Walk again only where `paths` changed (see `SessionStore.refresh_changed`)."""
+        texts = [os.path.normpath(os.path.abspath(os.fspath(path))) for path in paths]
+        if len(texts) > MAX_PLACED_CHANGES:
+            return self.refresh()
+        own = [text for text in texts if inside_root(text, self.root_text)]
+        logs = any(not os.path.basename(text).startswith(INDEX_FILE_NAME) for text in own)
+        with self.lock:
+            self.check_open()
+            scopes = self.foreign.scopes(text for text in texts if not inside_root(text, self.root_text))
+        if scopes is None:  # a path under no root this store reads: walk everything
+            return self.refresh()
+        if not logs and not scopes:
+            return False  # only the index changed: this store's own writes
+        with self.lock:
+            self.check_open()
+            known = dict(self.catalog.states) if logs else None
+            plan = self.foreign.plan((state.cwd for state in self.catalog.states.values()), scopes)
+        started = now_ms()
+        walk, foreign = walk_all(self.catalog, known, plan, None)
+        found = walk is not None and bool(walk.changes or walk.gone)
+        found = found or any(result.changes for result in foreign)
+        with self.lock:
+            self.check_open()
+            if walk is not None:
+                self.catalog.apply_walk(walk)
+                self.index.mark_caught_up(started)
+            self._apply_foreign(foreign, plan.started_ms)
         return found
 
     def _apply_foreign(self, walks: list[ForeignWalk], started_ms: int) -> None:

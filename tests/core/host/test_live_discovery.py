@@ -57,6 +57,29 @@ def test_each_batch_of_changes_is_one_rewalk_and_only_news_is_told(tmp_path: Pat
     assert told.empty()
 
 
+def test_a_batch_of_paths_rewalks_only_them_and_anything_else_walks_everything(tmp_path: Path) -> None:
+    walks: queue.Queue[object] = queue.Queue()
+
+    def refresh() -> bool:
+        walks.put("everything")
+        return False
+
+    def refresh_changed(paths: Collection[Path]) -> bool:
+        walks.put(sorted(paths))
+        return False
+
+    watcher = FakeWatcher()
+    live = LiveDiscovery(refresh, [tmp_path], lambda: None, refresh_changed=refresh_changed, watcher=watcher)
+    live.start()
+    assert live.ready.wait(WAIT) and walks.get(timeout=WAIT) == "everything"  # the start: what came before
+    watcher.batches.put({(1, str(tmp_path / "a.jsonl")), (2, str(tmp_path / "b" / "c.jsonl"))})
+    assert walks.get(timeout=WAIT) == [tmp_path / "a.jsonl", tmp_path / "b" / "c.jsonl"]
+    watcher.batches.put({"no path here"})  # a watch that cannot say where
+    assert walks.get(timeout=WAIT) == "everything"
+    watcher.batches.put(None)
+    live.stop()
+
+
 def test_a_failing_watch_falls_back_to_rescanning(tmp_path: Path) -> None:
     walked = threading.Event()
     watcher = FakeWatcher()
@@ -133,7 +156,12 @@ def test_sessions_another_process_creates_and_grows_appear_while_watching(tmp_pa
     native = "5e551011-0000-4000-8000-000000000001"
     session = f"claude-code:{native}"
     with closing(open_store(tmp_path / "store", sources=[ForeignRoot.of("claude-code", claude)])) as store:
-        live = LiveDiscovery(store.refresh, [tmp_path / "store", claude], changed.release)
+        live = LiveDiscovery(
+            store.refresh,
+            [tmp_path / "store", claude],
+            changed.release,
+            refresh_changed=store.refresh_changed,
+        )
         live.start()
         assert live.ready.wait(WAIT)
         try:
