@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from catalog_fixtures import answered, machine_store, said
+from catalog_fixtures import machine_store
+from log_events import answered, said
 from pg_server import Catalog
 from sessionref_tui.cli import main
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from catalog_fixtures import answered, injected, machine_store, said, tool_output
+from catalog_fixtures import machine_store
+from log_events import answered, injected, said, tool_output
 from pg_server import Catalog
 from sessionref.catalog.errors import CATALOG_UNREACHABLE, CatalogError
 from sessionref.catalog.publisher import Publisher

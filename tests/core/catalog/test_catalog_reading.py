@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from catalog_fixtures import answered, said, tool_output
+from log_events import answered, said, tool_output
 from pg_server import Catalog
 from pydantic import SecretStr
 from sessionref.catalog.connection import connect

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import log_events
 from histories import ROOTS, tree_state
 from sessionref.store import open_store
 
@@ -42,24 +43,13 @@ INDEX_PREFIXES = (".sessionref-index.sqlite", ".sessionref-text.sqlite")
 
 
 def said(text: str) -> dict[str, Any]:
-    """A direct user message event, ready for `store.append`."""
-    data = {"source": {"kind": "user"}, "content": [{"type": "text", "text": text}], "role": "user"}
-    return {"type": "user/message", "data": {**data, "id": f"u-{uuid.uuid4()}"}, "surfaceOp": "append"}
+    """A direct user message event with an id of its own (the same text may be said twice)."""
+    return log_events.said(text, message_id=f"u-{uuid.uuid4()}")
 
 
 def answered(text: str) -> dict[str, Any]:
-    """A completed assistant reply event."""
-    message = {
-        "id": f"a-{uuid.uuid4()}",
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "source": {"kind": "model", "provider": "demo", "model": "demo"},
-    }
-    return {
-        "type": "assistant/message",
-        "data": {"turn": 1, "step": 1, "message": message},
-        "surfaceOp": "append",
-    }
+    """A completed assistant reply event with an id of its own."""
+    return log_events.answered(text, message_id=f"a-{uuid.uuid4()}")
 
 
 def build_store(root: Path, here: str) -> None:

@@ -3,50 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from log_events import answered, injected, said
 from sessionref.store import SessionStore, open_store
-
-
-def said(text: str, number: int = 0) -> dict[str, Any]:
-    """A direct user message event, ready for `store.append`."""
-    data = {
-        "source": {"kind": "user"},
-        "content": [{"type": "text", "text": text}],
-        "role": "user",
-        "id": f"u{number}-{abs(hash(text))}",
-    }
-    return {"type": "user/message", "data": data, "surfaceOp": "append"}
-
-
-def answered(text: str) -> dict[str, Any]:
-    """An assistant message event."""
-    message = {
-        "id": f"a-{abs(hash(text))}",
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "source": {"kind": "model", "provider": "demo", "model": "demo"},
-    }
-    return {
-        "type": "assistant/message",
-        "data": {"turn": 1, "step": 1, "message": message},
-        "surfaceOp": "append",
-    }
-
-
-def injected(text: str) -> dict[str, Any]:
-    """Context a plugin put into the session: never indexed."""
-    event = said(text)
-    event["data"]["source"] = {"kind": "plugin", "plugin": "workspace"}
-    return event
-
-
-def chunk(text: str) -> dict[str, Any]:
-    """A streamed delta: log-only, never indexed."""
-    return {
-        "type": "assistant/chunk",
-        "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "text": text}},
-    }
 
 
 def seeded_store(root: Path) -> SessionStore:

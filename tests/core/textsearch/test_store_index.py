@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from log_events import answered, chunk, said
 from sessionref.contract.projection import project_session_conversation
 from sessionref.service.conversation_rows import SessionConversation
 from sessionref.service.protocols import (
@@ -20,7 +21,7 @@ from sessionref.service.protocols import (
 from sessionref.store import ConversationSource, SessionStore
 from sessionref.textsearch import TEXT_INDEX_FILE_NAME, TEXT_SEARCH_UNAVAILABLE, TextSearchError, index_file
 from sessionref.textsearch.store_index import StoreConversationIndex, text_index_path
-from store_sessions import answered, chunk, said, seeded_store
+from store_sessions import seeded_store
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from log_events import answered, said
 from sessionref.service.protocols import ConversationRequest
 from sessionref.store import SessionStore, open_store
 from sessionref.textsearch.question import content_terms, question_plans, stem
 from sessionref.textsearch.store_index import StoreConversationIndex
-from store_sessions import answered, said
 
 ANSWERS = {
     "pricing-ttl": (
