@@ -411,6 +411,15 @@ class Workspace:
         record: SessionRecord = self.store.record(session_id)
         return record
 
+    def machine_of(self, session_id: str) -> str | None:
+        """The machine a listed remote session was published from (None: a local session, or no catalog)."""
+        return None if self.catalog is None else self.catalog.machine_of(session_id)
+
+    @property
+    def catalog_note(self) -> str | None:
+        """One line saying the last lookup lacks the catalog's sessions, and why (None: it has them)."""
+        return None if self.catalog is None else self.catalog.note
+
     def has_session(self, session_id: str) -> bool:
         """Whether `session_id` names a session the store knows."""
         try:

@@ -113,7 +113,7 @@ class LineMode:
             input=input,
             output=output,
             multiline=True,
-            completer=SessionMentionCompleter(self.lookups),
+            completer=SessionMentionCompleter(self.lookups, machine_of=workspace.machine_of),
             complete_while_typing=True,
             lexer=MentionLexer(),
             history=history or open_history(workspace.store_root),
