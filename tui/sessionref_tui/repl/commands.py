@@ -17,7 +17,13 @@ from rich.cells import cell_len
 from sessionref.contract.errors import CodedError
 from sessionref.host.workspace import DraftSession
 
-from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle, wrap_cells
+from sessionref_tui.display import (
+    inert,
+    machine_folder,
+    relative_age,
+    truncate_end,
+    wrap_cells,
+)
 from sessionref_tui.errors import ReplCode
 from sessionref_tui.event_view import log_rows as event_rows
 from sessionref_tui.event_view import skipped_lines_notice
@@ -160,9 +166,7 @@ def candidate_row(
     here = "●" if candidate.same_workspace else " "
     cwd_cells = room - (label_cells + ID_CELLS + AGE_CELLS + 8)
     place = "(no cwd)" if candidate.cwd is None else inert(candidate.cwd)
-    if machine is not None:
-        place = f"{inert(machine)}:{place}"
-    cwd = truncate_middle(place, max(cwd_cells, 8))
+    cwd = machine_folder(machine, place, max(cwd_cells, 8))
     row = f"{_pad(label, label_cells)}  {_pad(session_id, ID_CELLS)}  {_pad(age, AGE_CELLS)}  {here} {cwd}"
     return truncate_end(row, room)
 

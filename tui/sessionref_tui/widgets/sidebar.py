@@ -22,13 +22,14 @@ from textual.widgets.option_list import Option
 from sessionref_tui.display import (
     home_relative,
     inert,
+    machine_folder,
     relative_age,
     truncate_end,
     truncate_middle,
 )
 from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark, untitled_name
 from sessionref_tui.textual_compat import SteadyScrollbarOptionList
-from sessionref_tui.widgets.candidate_rows import NO_CWD, machine_place
+from sessionref_tui.widgets.candidate_rows import NO_CWD
 
 
 class Listed(Protocol):
@@ -102,6 +103,11 @@ def group_heading(group: SessionGroup, cwd: str | None, home: str | None) -> Con
     return Content.assemble(*heading)
 
 
+def _place(entry: SidebarEntry) -> str:
+    folder = inert(entry.cwd) if entry.cwd else NO_CWD
+    return machine_folder(entry.machine, folder, SIDEBAR_TITLE_WIDTH - 6)
+
+
 def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
     """Two lines: the source mark and the (inert) title with the current marker, then the age and, for
     other folders, the cwd."""
@@ -110,8 +116,7 @@ def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: b
     title = truncate_end(inert(entry.title) if entry.title else untitled_name(entry.session_id), room)
     second: list[str | tuple[str, str]] = [(relative_age(entry.last_activity, now_ms), "dim")]
     if show_cwd or entry.machine is not None:
-        place = machine_place(entry.machine, inert(entry.cwd) if entry.cwd else NO_CWD)
-        second += [(" · ", "dim"), (truncate_middle(place, SIDEBAR_TITLE_WIDTH - 6), "dim italic")]
+        second += [(" · ", "dim"), (_place(entry), "dim italic")]
     marker = ("▸ ", "bold $accent") if current else ("  ", "")
     source: list[str | tuple[str, str]] = []
     if mark:
