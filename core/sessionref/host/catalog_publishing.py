@@ -2,11 +2,12 @@
 
 `BackgroundPublishing` owns one thread with an event loop of its own, so the UI's loop never runs
 a publish: it publishes once at start, again soon after `nudge` (the store appended to a log,
-live discovery saw a change) and otherwise every `interval` seconds. Each round is the
+live discovery saw a change; rounds are at least `settle` apart) and otherwise every
+`interval` seconds. Each round is the
 publisher's incremental publish (`catalog.publisher.Publisher.publish`: only what changed since
 the catalog's copy is sent). A failure is never raised to the UI: `note` says it in one line,
-and while the catalog is unreachable the next round waits longer (`BACKOFF_SECONDS`); the next
-round that succeeds clears the note. See docs/catalog.md.
+and the next round waits for the backoff (`BACKOFF_SECONDS`, longer after each failure, nudges
+or not); the next round that succeeds clears the note. See docs/catalog.md.
 """
 
 from __future__ import annotations
@@ -79,10 +80,14 @@ class BackgroundPublishing:
             while not self._stop.is_set():
                 self._wake.clear()
                 wait = self._round(loop, failures)
-                failures = 0 if wait is None else failures + 1
+                if wait is not None:  # the catalog failed: nudges wait for the backoff too
+                    failures += 1
+                    self._stop.wait(wait)
+                    continue
+                failures = 0
                 if self._stop.wait(self.settle):
                     break
-                self._wake.wait(self.interval if wait is None else max(0.0, wait - self.settle))
+                self._wake.wait(self.interval)
         finally:
             loop.close()
 

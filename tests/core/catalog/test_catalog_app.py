@@ -232,3 +232,28 @@ async def test_the_line_mode_names_a_remote_sessions_machine(shared: Catalog, tm
 
         mode.request_exit()
         await task
+
+
+async def test_publishing_to_a_catalog_that_is_down_is_a_note_and_stops_cleanly(
+    shared: Catalog, tmp_path: Path
+) -> None:
+    gone = f"host={tmp_path / 'no-server-here'} dbname={shared.database} user=bob"
+    workspace = _workspace(tmp_path / "desktop", gone, deadline=0.150, publish=True)
+    notes: queue.Queue[str | None] = queue.Queue()
+    try:
+        publishing = workspace.start_publishing(notes.put)
+        assert publishing is not None and workspace.start_publishing() is publishing
+        note = await asyncio.to_thread(notes.get, timeout=60)
+        assert note == "publishing to the catalog failed (CATALOG_UNREACHABLE): retrying in 1 s"
+        publishing.nudge()  # a change while it waits for the backoff: nothing breaks
+    finally:
+        await workspace.close()  # stops the publishing thread (it is waiting for the backoff)
+    assert publishing.note == note
+
+
+async def test_nothing_is_published_when_publish_is_not_set(shared: Catalog, tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path / "desktop", shared.url("bob"), deadline=5.0)
+    try:
+        assert workspace.start_publishing() is None
+    finally:
+        await workspace.close()
