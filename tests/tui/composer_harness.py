@@ -128,6 +128,14 @@ class FakeSource:
     async def context(self, session_id: str, seq: int, around: int, signal: AbortSignal) -> MessageContext:
         raise LookupError("no conversation search")
 
+    def machine_of(self, session_id: str) -> str | None:
+        """No catalog here: every session is local."""
+        return None
+
+    def catalog_note(self) -> str | None:
+        """No catalog here: nothing to say."""
+        return None
+
 
 class ManualSleep:
     """Stands in for `asyncio.sleep` in the composer: held delays wait for `release`."""

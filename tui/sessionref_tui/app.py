@@ -36,6 +36,7 @@ from sessionref_tui.palette import AppCommands
 from sessionref_tui.store_loading import (
     IndexProgressed,
     OpenAbandoned,
+    PublishingNote,
     SessionsChanged,
     StoreCaughtUp,
     WorkspaceOpened,
@@ -214,6 +215,17 @@ class SessionrefApp(App[None]):
 
         if not self._abandon.is_set():
             self.workspace.watch_changes(changed)
+            self.workspace.start_publishing(self._publishing_note)
+
+    def _publishing_note(self, note: str | None) -> None:
+        """A background publish failed (or works again), heard in the publishing thread."""
+        if note is not None:
+            self.post_message(PublishingNote(note))
+
+    @on(PublishingNote)
+    def _show_publishing_note(self, message: PublishingNote) -> None:
+        if not self._abandon.is_set():
+            self.notify(inert(message.note), severity="warning", markup=False)
 
     @on(SessionsChanged)
     def _sessions_changed(self, message: SessionsChanged) -> None:

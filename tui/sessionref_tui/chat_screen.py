@@ -754,7 +754,10 @@ class ChatScreen(Screen[None]):
         here = agent.cwd if agent is not None else workspace.cwd
         limit = workspace.limits.sidebar
         found = await workspace.candidates(agent, "", limit)
-        entries = [SidebarEntry.of_candidate(candidate) for candidate in found]
+        entries = [
+            SidebarEntry.of_candidate(candidate, workspace.machine_of(candidate.session_id))
+            for candidate in found
+        ]
         if is_draft_session(agent):
             entries.append(SidebarEntry(agent.id, None, agent.cwd, self.now_ms()))
         elif agent is not None:

@@ -108,6 +108,15 @@ def truncate_middle(text: str, width: int) -> str:
     return head + ELLIPSIS + tail
 
 
+def machine_folder(machine: str | None, folder: str, width: int) -> str:
+    """`folder` (inert) in `width` cells, after `machine:` for a session from the shared catalog;
+    the machine is kept whole when it takes at most half the width, the folder is shortened first."""
+    if machine is None:
+        return truncate_middle(folder, width)
+    name = truncate_end(inert(machine), max(1, width // 2))
+    return f"{name}:{truncate_middle(folder, max(1, width - cell_len(name) - 1))}"
+
+
 def close_spans(text: str, query: str) -> list[tuple[int, int]]:
     """Where `query` matches `text` loosely (`sessionref.service.fuzzy_titles`: a close title
     match), else every exact occurrence (`match_spans`)."""

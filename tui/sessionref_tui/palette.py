@@ -75,11 +75,13 @@ def session_hit_display(
     same_folder: bool,
     home: str | None = None,
     session_id: str = "",
+    machine: str | None = None,
 ) -> Content:
     """`[mark ]label  ·  [● ]cwd · age` as literal content; the case-insensitive match of `needle` is styled.
 
     The folder is always named (`home` shortened to `~`); `●` marks the current session's folder;
-    a session from another agent's history (by `session_id`) starts with its source mark."""
+    a session from another agent's history (by `session_id`) starts with its source mark; a remote
+    session's `machine` comes before its folder (`ann-laptop:~/app`)."""
     shown = truncate_end(inert(label), 48)
     parts: list[str | tuple[str, str]] = []
     if mark := source_mark(session_id):
@@ -90,6 +92,8 @@ def session_hit_display(
         position = end
     parts.append(shown[position:])
     folder = truncate_middle(inert(home_relative(cwd, home)), 40) if cwd else "(no cwd)"
+    if machine is not None:
+        folder = f"{inert(machine)}:{folder}"
     parts.append(("  ·  ", "dim"))
     if same_folder:
         parts.append((f"{SAME_FOLDER_MARK} ", "bold"))
@@ -148,6 +152,7 @@ class SessionSwitcher(Provider):
                 same_folder=candidate.same_workspace,
                 home=chat.home_dir,
                 session_id=candidate.session_id,
+                machine=workspace.machine_of(candidate.session_id),
             )
             hits.append((label, display, partial(chat.open_session, candidate.session_id)))
         return hits

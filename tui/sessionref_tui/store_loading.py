@@ -65,6 +65,14 @@ class SessionsChanged(Message):
     """Live discovery found a change on disk: a new, grown, renamed or deleted session."""
 
 
+class PublishingNote(Message):
+    """Publishing to the shared catalog in the background failed: `note` says so in one line."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__()
+        self.note = note
+
+
 class StoreLoading(Vertical):
     """Placeholder for the sidebar while the store opens: a heading, a status line and a progress bar."""
 

@@ -74,6 +74,18 @@ class MentionSource:
             question=len(query.split()) > 1,  # several words: loose text (`textsearch.question`)
         )
 
+    def machine_of(self, session_id: str) -> str | None:
+        """The machine a listed remote session comes from (None: local, or the workspace not open yet)."""
+        if self._ready is not None and not self._ready.is_set():
+            return None
+        return self._workspace().machine_of(session_id)
+
+    def catalog_note(self) -> str | None:
+        """Why the last lookup lacks the catalog's sessions, in one line (None: it has them, or none)."""
+        if self._ready is not None and not self._ready.is_set():
+            return None
+        return self._workspace().catalog_note
+
     async def preview(self, session_id: str, signal: AbortSignal) -> ReferencePreview:
         """What the target's model would receive from `session_id` under the current budget."""
         workspace = await self._open()

@@ -64,6 +64,7 @@ from sessionref.textsearch.store_index import StoreConversationIndex
 
 if TYPE_CHECKING:
     from sessionref.host.catalog_link import CatalogLink
+    from sessionref.host.catalog_publishing import BackgroundPublishing, NoteListener
 
 FRECENT_REACH = 200
 """Sessions past a short query's limit it still reaches for (in the contract's order), so that
@@ -162,6 +163,9 @@ class Workspace:
         self._drafts_listeners: list[DraftsListener] = []
         self._collecting: dict[str, list[ReturnedDraft]] | None = None
         self._live: LiveDiscovery | None = None
+        self.publishing: BackgroundPublishing | None = None
+        """Keeps `[catalog] publish` current while a UI runs (`start_publishing`; None: not publishing)."""
+        self._stop_nudging: Callable[[], None] | None = None
 
     def _context_window(self) -> int | None:
         return self.model.context_window
@@ -233,6 +237,30 @@ class Workspace:
         the index is read from the store's listing."""
         if self.conversations is not None:
             self.conversations.start()
+
+    def start_publishing(self, on_note: NoteListener | None = None) -> BackgroundPublishing | None:
+        """Keep the sources `[catalog] publish` names current in the catalog, in a thread of its own:
+        now, soon after every append or change live discovery sees, and on a timer (returns at once).
+
+        None (and nothing imported) without a catalog or with nothing chosen to publish. A failure is
+        never raised: `on_note(line)` hears it (in the publishing thread), `on_note(None)` once a
+        later round succeeds. Stopped by `close`; calling it again returns the same."""
+        if self.publishing is not None:
+            return self.publishing
+        chosen = self.settings.catalog.publish if self.settings is not None else ()
+        if self.catalog is None or self.settings is None or not chosen:
+            return None
+        from sessionref.catalog.publisher import Publisher
+        from sessionref.host.catalog_publishing import BackgroundPublishing
+
+        publisher = Publisher(
+            self.catalog.conninfo, self.store, machine=self.settings.catalog.machine_name, sources=chosen
+        )
+        publishing = BackgroundPublishing(publisher, on_note=on_note)
+        self.publishing = publishing
+        self._stop_nudging = self.store.subscribe(lambda _session_id, _events: publishing.nudge())
+        publishing.start()
+        return publishing
 
     # -- sending -----------------------------------------------------------------------------
 
@@ -365,6 +393,10 @@ class Workspace:
         client, close the conversation index, then close the store."""
         if self._live is not None:
             await asyncio.to_thread(self._live.stop)
+        if self._stop_nudging is not None:
+            self._stop_nudging()
+        if self.publishing is not None:
+            await asyncio.to_thread(self.publishing.stop)  # waits for a round in progress: off the loop
         running = [agent for agent in self._agents.values() if agent.status == "running"]
         await asyncio.gather(*(agent.cancel() for agent in running))
         await self.model.aclose()
@@ -394,10 +426,18 @@ class Workspace:
         if self._live is None:
             folders = [self.store_root, *(Path(count.source.root) for count in self.store.sources())]
             self._live = LiveDiscovery(
-                self.store.refresh, folders, on_change, refresh_changed=self.store.refresh_changed
+                self.store.refresh,
+                folders,
+                lambda: self._changed(on_change),
+                refresh_changed=self.store.refresh_changed,
             )
             self._live.start()
         return self._live
+
+    def _changed(self, on_change: Callable[[], None]) -> None:
+        if self.publishing is not None:
+            self.publishing.nudge()
+        on_change()
 
     def catch_up(self, progress: Progress | None = None) -> None:
         """Walk the logs for what changed while the store was closed (blocking: call it in a thread)."""
@@ -412,6 +452,15 @@ class Workspace:
         """The session's index record (raises the store's coded error for an unknown session)."""
         record: SessionRecord = self.store.record(session_id)
         return record
+
+    def machine_of(self, session_id: str) -> str | None:
+        """The machine a listed remote session was published from (None: a local session, or no catalog)."""
+        return None if self.catalog is None else self.catalog.machine_of(session_id)
+
+    @property
+    def catalog_note(self) -> str | None:
+        """One line saying the last lookup lacks the catalog's sessions, and why (None: it has them)."""
+        return None if self.catalog is None else self.catalog.note
 
     def has_session(self, session_id: str) -> bool:
         """Whether `session_id` names a session the store knows."""

@@ -113,7 +113,7 @@ class LineMode:
             input=input,
             output=output,
             multiline=True,
-            completer=SessionMentionCompleter(self.lookups),
+            completer=SessionMentionCompleter(self.lookups, machine_of=workspace.machine_of),
             complete_while_typing=True,
             lexer=MentionLexer(),
             history=history or open_history(workspace.store_root),
@@ -242,6 +242,12 @@ class LineMode:
         self.transcript.notice(f"sessionref line mode · model: {model_name} · /help for keys")
         self.workspace.start_conversation_search()  # in the background: the prompt is not held back
         self.workspace.watch_changes(self._sessions_changed)  # `@` and /sessions see new sessions at once
+        loop = asyncio.get_running_loop()
+
+        def publishing_note(note: str | None) -> None:  # in the publishing thread
+            loop.call_soon_threadsafe(self._publishing_note, note)
+
+        self.workspace.start_publishing(publishing_note)
         if isinstance(self._target, Agent):
             self.feed.replay_recent(self._target.id)
         guard = patch_stdout(raw=False) if self._uses_real_terminal else nullcontext()
@@ -260,6 +266,11 @@ class LineMode:
         finally:
             await self._shutdown()
         return 0
+
+    def _publishing_note(self, note: str | None) -> None:
+        """A background publish failed: one notice line (a later success says nothing)."""
+        if note is not None:
+            self.transcript.notice(inert(note))
 
     def _sessions_changed(self) -> None:
         """Live discovery re-walked the store: the next `@` lookup lists what changed (nothing to redraw)."""

@@ -20,6 +20,7 @@ REPL_STYLE: Final = Style.from_dict(
         "candidate.label": "",
         "candidate.match": "bold underline",
         "candidate.here": "ansigreen",
+        "candidate.machine": "ansicyan",
         "candidate.source": "bold ansiyellow",
         "said.mark": "bold ansiyellow",
         "said.label": "italic",

@@ -17,7 +17,13 @@ from rich.cells import cell_len
 from sessionref.contract.errors import CodedError
 from sessionref.host.workspace import DraftSession
 
-from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle, wrap_cells
+from sessionref_tui.display import (
+    inert,
+    machine_folder,
+    relative_age,
+    truncate_end,
+    wrap_cells,
+)
 from sessionref_tui.errors import ReplCode
 from sessionref_tui.event_view import log_rows as event_rows
 from sessionref_tui.event_view import skipped_lines_notice
@@ -136,14 +142,21 @@ async def _candidates(host: CommandHost, query: str) -> Sequence[Any]:
 
 
 def candidate_row(
-    candidate: Any, now_ms: float, columns: int = DEFAULT_COLUMNS, *, marks: bool = False
+    candidate: Any,
+    now_ms: float,
+    columns: int = DEFAULT_COLUMNS,
+    *,
+    marks: bool = False,
+    machine: str | None = None,
 ) -> str:
     """One inert row that fits `columns`: label, id (when it differs), last-activity age, then the
-    cwd (● = the current session's directory) in the rest of the width. With `marks`, the row starts
-    with the session's source mark (`CC`, `CX`, `GM`, or blanks for the store's own)."""
+    cwd (● = the current session's directory; `machine:` before it for a remote session) in the rest
+    of the width. With `marks`, the row starts with the session's source mark (`CC`, `CX`, `GM`, or
+    blanks for the store's own)."""
     if marks:
         mark = source_mark(candidate.session_id)
-        return f"{mark:<{MARK_CELLS}} " + candidate_row(candidate, now_ms, columns - MARK_CELLS - 1)
+        rest = candidate_row(candidate, now_ms, columns - MARK_CELLS - 1, machine=machine)
+        return f"{mark:<{MARK_CELLS}} " + rest
     room = columns - 1
     label_cells = max(12, min(LABEL_CELLS, room - (ID_CELLS + AGE_CELLS + 8 + 12)))
     label = truncate_end(inert(candidate.label), label_cells)
@@ -152,7 +165,8 @@ def candidate_row(
     age = relative_age(candidate.last_activity, now_ms)
     here = "●" if candidate.same_workspace else " "
     cwd_cells = room - (label_cells + ID_CELLS + AGE_CELLS + 8)
-    cwd = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), max(cwd_cells, 8))
+    place = "(no cwd)" if candidate.cwd is None else inert(candidate.cwd)
+    cwd = machine_folder(machine, place, max(cwd_cells, 8))
     row = f"{_pad(label, label_cells)}  {_pad(session_id, ID_CELLS)}  {_pad(age, AGE_CELLS)}  {here} {cwd}"
     return truncate_end(row, room)
 
@@ -163,7 +177,18 @@ def _print_candidates(host: CommandHost, candidates: Sequence[Any]) -> None:
     marks = any(source_mark(candidate.session_id) for candidate in candidates)
     host.transcript.print_lines(
         [
-            [("class:candidate.label", candidate_row(candidate, now, columns, marks=marks))]
+            [
+                (
+                    "class:candidate.label",
+                    candidate_row(
+                        candidate,
+                        now,
+                        columns,
+                        marks=marks,
+                        machine=host.workspace.machine_of(candidate.session_id),
+                    ),
+                )
+            ]
             for candidate in candidates
         ]
     )

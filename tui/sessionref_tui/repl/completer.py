@@ -280,9 +280,17 @@ class MentionLookups:
 class SessionMentionCompleter(Completer):
     """Completions for the `@` token under the cursor, read from `MentionLookups` (never waits)."""
 
-    def __init__(self, lookups: MentionLookups, *, now_ms: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self,
+        lookups: MentionLookups,
+        *,
+        now_ms: Callable[[], float] | None = None,
+        machine_of: Callable[[str], str | None] | None = None,
+    ) -> None:
         self._lookups = lookups
         self._now_ms = now_ms or (lambda: time.time() * 1000)
+        self._machine_of = machine_of or _local
+        """The machine a remote session comes from (`Workspace.machine_of`; None: a local one)."""
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         """Yield one completion per cached candidate; accepting one inserts its canonical mention token."""
@@ -299,7 +307,9 @@ class SessionMentionCompleter(Completer):
                 text=mention_for(candidate) + " ",
                 start_position=start_position,
                 display=candidate_label_fragments(candidate, latest.query),
-                display_meta=candidate_meta_fragments(candidate, latest.query, now),
+                display_meta=candidate_meta_fragments(
+                    candidate, latest.query, now, machine=self._machine_of(candidate.session_id)
+                ),
             )
         said = self._lookups.said
         if said is None or said.token_start != token.start or said.query != latest.query:
@@ -340,9 +350,16 @@ def candidate_label_fragments(candidate: CandidateView, query: str) -> StyleAndT
     return highlighted(label, query, "class:candidate.label", "class:candidate.match", close=close)
 
 
-def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float) -> StyleAndTextTuples:
+def _local(session_id: str) -> str | None:
+    return None
+
+
+def candidate_meta_fragments(
+    candidate: CandidateView, query: str, now_ms: float, *, machine: str | None = None
+) -> StyleAndTextTuples:
     """The menu's meta column: the source mark of another agent's session (`CC`, `CX`, `GM`), the id
-    (only when it differs from the label), cwd, age of the last activity."""
+    (only when it differs from the label), cwd (after `machine:` for a remote session), age of the
+    last activity."""
     fragments: StyleAndTextTuples = []
     if mark := source_mark(candidate.session_id):
         fragments.append(("class:candidate.source", mark))
@@ -351,12 +368,13 @@ def candidate_meta_fragments(candidate: CandidateView, query: str, now_ms: float
         shown_id = truncate_end(inert(candidate.session_id), 24)
         fragments.extend(highlighted(shown_id, query, "class:candidate.id", "class:candidate.match"))
         fragments.append(("class:candidate.sep", " · "))
+    machine_prefix = [("class:candidate.machine", f"{inert(machine)}:")] if machine is not None else []
     if candidate.cwd is None:
-        fragments.append(("class:candidate.cwd", "(no cwd)"))
+        fragments += [*machine_prefix, ("class:candidate.cwd", "(no cwd)")]
     else:
         cwd = truncate_middle(inert(candidate.cwd), MAX_CWD_CELLS)
         marker = "● " if candidate.same_workspace else ""
-        fragments.append(("class:candidate.here", marker))
+        fragments += [("class:candidate.here", marker), *machine_prefix]
         fragments.extend(highlighted(cwd, query, "class:candidate.cwd", "class:candidate.match"))
     fragments.append(("class:candidate.sep", " · "))
     fragments.append(("class:candidate.age", relative_age(candidate.last_activity, now_ms)))

@@ -60,6 +60,23 @@ def shown_inert(text: str) -> str:
     return text if text.isprintable() else inert(text)
 
 
+def machine_place(machine: str | None, place: str) -> str:
+    """`place` (a folder, already inert) as a list shows it: `machine:place` for a remote session."""
+    return place if machine is None else f"{shown_inert(machine)}:{place}"
+
+
+class RemoteSessions(Protocol):
+    """What a list asks about sessions from the shared catalog (`MentionSource` fits)."""
+
+    def machine_of(self, session_id: str) -> str | None:
+        """The machine a listed remote session comes from (None: a local one)."""
+        ...
+
+    def catalog_note(self) -> str | None:
+        """Why the last lookup lacks the catalog's sessions, in one line (None: it has them)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class RowFields:
     """The texts of one row, already inert: computed once per candidate per result set."""
@@ -77,12 +94,13 @@ class RowFields:
     """A close (not exact) match of the query: its label's highlight is what matched loosely."""
 
     @classmethod
-    def of(cls, candidate: CandidateLike, now_ms: float) -> RowFields:
-        """The fields of `candidate` as they are shown at `now_ms`."""
+    def of(cls, candidate: CandidateLike, now_ms: float, *, machine: str | None = None) -> RowFields:
+        """The fields of `candidate` as they are shown at `now_ms`; a remote session's `machine`
+        comes before its folder (`ann-laptop:/home/ann/app`)."""
         return cls(
             label=shown_inert(candidate.label),
             session_id=shown_inert(candidate.session_id) if candidate.session_id != candidate.label else "",
-            cwd=shown_inert(candidate.cwd) if candidate.cwd else NO_CWD,
+            cwd=machine_place(machine, shown_inert(candidate.cwd) if candidate.cwd else NO_CWD),
             age=relative_age(candidate.last_activity, now_ms),
             same_workspace=bool(candidate.same_workspace),
             mark=source_mark(candidate.session_id),

@@ -85,6 +85,14 @@ class MentionSource(Protocol):
         """The matched message `seq` of `session_id` with `around` neighbours each side."""
         ...
 
+    def machine_of(self, session_id: str) -> str | None:
+        """The machine a listed remote session comes from (None: a local one)."""
+        ...
+
+    def catalog_note(self) -> str | None:
+        """Why the last lookup lacks the catalog's sessions, in one line (None: it has them)."""
+        ...
+
 
 def _wall_clock_ms() -> float:
     return time.time() * 1000
@@ -165,6 +173,7 @@ class Composer(Vertical):
         self.popup.preview.context_loader = self._load_context
         self.popup.preview.sleep = self._sleep
         self.popup.preview.now_ms = lambda: self._now_ms()
+        self.popup.remote = self.source
 
     # --- public API -----------------------------------------------------------------
 

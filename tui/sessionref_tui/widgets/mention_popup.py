@@ -30,7 +30,7 @@ from textual.widgets import Static
 
 from sessionref_tui.display import inert
 from sessionref_tui.widgets.candidate_list import MAX_VISIBLE_ROWS, CandidateList
-from sessionref_tui.widgets.candidate_rows import CandidateLike, RowFields
+from sessionref_tui.widgets.candidate_rows import CandidateLike, RemoteSessions, RowFields
 from sessionref_tui.widgets.reference_preview import ReferencePreview
 from sessionref_tui.widgets.said_group import SaidGroup
 from sessionref_tui.widgets.said_rows import MatchLike
@@ -46,6 +46,10 @@ NO_SESSIONS_YET: Final = "No other sessions yet — one is listed here once its 
 """What a bare `@` says when there is nothing else to mention (not "no matching sessions")."""
 
 NO_MATCH: Final = "no matching sessions"
+
+
+def _no_machine(session_id: str) -> str | None:
+    return None
 
 
 class MentionPopup(Vertical):
@@ -67,6 +71,9 @@ class MentionPopup(Vertical):
         """The query the rows on screen belong to."""
         self.rehearsing = False
         """True while `rehearse` shows the popup in a frame the app does not write to the terminal."""
+        self.remote: RemoteSessions | None = None
+        """Marks remote rows with their machine and gives the catalog's note (None: no catalog)."""
+        self._note: str | None = None
 
     def compose(self) -> ComposeResult:
         yield CandidateList(id="mention-options")
@@ -144,6 +151,7 @@ class MentionPopup(Vertical):
         self.display = False
         self.remove_class("-loading")
         self._candidates = []
+        self._note = None
         self.query_text = ""
         self.candidate_list.show_rows((), "")
         self.said_group.hide()
@@ -164,7 +172,16 @@ class MentionPopup(Vertical):
         self._candidates = list(candidates)
         self.query_text = query
         now = self._now_ms()
-        self.candidate_list.show_rows([RowFields.of(candidate, now) for candidate in self._candidates], query)
+        remote = self.remote
+        machine_of = remote.machine_of if remote is not None else _no_machine
+        self._note = remote.catalog_note() if remote is not None else None
+        self.candidate_list.show_rows(
+            [
+                RowFields.of(candidate, now, machine=machine_of(candidate.session_id))
+                for candidate in self._candidates
+            ],
+            query,
+        )
         self.said_group.hold()
         self.remove_class("-loading")
         self._highlight_changed()
@@ -261,7 +278,10 @@ class MentionPopup(Vertical):
         else:
             index = (self._highlight_index() or 0) + 1
             status.append(f"{index}/{count}", style="bold")
-            status.append("  ↑↓ move · Tab/Enter pick · Esc close", style=_DIM)
+            if self._note is None:
+                status.append("  ↑↓ move · Tab/Enter pick · Esc close", style=_DIM)
+        if self._note is not None and not self.has_class("-loading"):
+            status.append(f"  {inert(self._note)}", style="italic")
         self._set_status(status)
 
     @on(CandidateList.Clicked)

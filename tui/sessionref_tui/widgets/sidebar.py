@@ -1,6 +1,7 @@
 """The sessions sidebar: this workspace's sessions first, then the others; select to switch.
 
-A session from another agent's history shows its source mark (`CC`, `CX`, `GM`) before its title.
+A session from another agent's history shows its source mark (`CC`, `CX`, `GM`) before its title; one
+from the shared catalog names its machine before its folder (`ann-laptop:~/app`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from textual.widgets.option_list import Option
 from sessionref_tui.display import (
     home_relative,
     inert,
+    machine_folder,
     relative_age,
     truncate_end,
     truncate_middle,
 )
 from sessionref_tui.source_marks import MARK_CELLS, source_color, source_mark, untitled_name
 from sessionref_tui.textual_compat import SteadyScrollbarOptionList
+from sessionref_tui.widgets.candidate_rows import NO_CWD
 
 
 class Listed(Protocol):
@@ -55,6 +58,8 @@ class SidebarEntry:
     cwd: str | None
     last_activity: int
     """When the session was last active (epoch ms): its age and its place in the newest-first order."""
+    machine: str | None = None
+    """The machine a session from the shared catalog was published from (None: a local session)."""
 
     @classmethod
     def of(cls, record: SessionRecord, label: str | None) -> SidebarEntry:
@@ -63,10 +68,11 @@ class SidebarEntry:
         return cls(record.id, title, record.cwd, record.last_activity)
 
     @classmethod
-    def of_candidate(cls, candidate: Listed) -> SidebarEntry:
-        """The entry of a session the reference service listed (its label is its id when untitled)."""
+    def of_candidate(cls, candidate: Listed, machine: str | None = None) -> SidebarEntry:
+        """The entry of a session the reference service listed (its label is its id when untitled),
+        `machine` naming where a remote one was published."""
         title = None if candidate.label == candidate.session_id else candidate.label
-        return cls(candidate.session_id, title, candidate.cwd, candidate.last_activity)
+        return cls(candidate.session_id, title, candidate.cwd, candidate.last_activity, machine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +103,11 @@ def group_heading(group: SessionGroup, cwd: str | None, home: str | None) -> Con
     return Content.assemble(*heading)
 
 
+def _place(entry: SidebarEntry) -> str:
+    folder = inert(entry.cwd) if entry.cwd else NO_CWD
+    return machine_folder(entry.machine, folder, SIDEBAR_TITLE_WIDTH - 6)
+
+
 def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: bool) -> Content:
     """Two lines: the source mark and the (inert) title with the current marker, then the age and, for
     other folders, the cwd."""
@@ -104,9 +115,8 @@ def entry_prompt(entry: SidebarEntry, *, now_ms: int, show_cwd: bool, current: b
     room = SIDEBAR_TITLE_WIDTH - (MARK_CELLS + 1 if mark else 0)
     title = truncate_end(inert(entry.title) if entry.title else untitled_name(entry.session_id), room)
     second: list[str | tuple[str, str]] = [(relative_age(entry.last_activity, now_ms), "dim")]
-    if show_cwd:
-        folder = truncate_middle(inert(entry.cwd), SIDEBAR_TITLE_WIDTH - 6) if entry.cwd else "(no cwd)"
-        second += [(" · ", "dim"), (folder, "dim italic")]
+    if show_cwd or entry.machine is not None:
+        second += [(" · ", "dim"), (_place(entry), "dim italic")]
     marker = ("▸ ", "bold $accent") if current else ("  ", "")
     source: list[str | tuple[str, str]] = []
     if mark:
