@@ -55,6 +55,7 @@ SOURCES: Final[tuple[SourceInfo, ...]] = (
     SourceInfo("copilot", "GitHub Copilot CLI", "GH", "#6e7781", "copilot"),
     SourceInfo("opencode", "OpenCode", "OC", "#e0a526", "opencode"),
     SourceInfo("qwen-code", "Qwen Code", "QW", "#7b61ff", "qwen_code"),
+    SourceInfo("cursor", "Cursor", "CU", "#2f80ed", "cursor"),
 )
 """Every source, in the order they are listed and walked."""
 

@@ -23,3 +23,14 @@ def opencode_root(folder: Path) -> Path:
     root = folder / "opencode"
     build_database(FIXTURES / "opencode" / "opencode.sql", root / "opencode.db")
     return root
+
+
+def cursor_root(folder: Path) -> Path:
+    """A Cursor user folder holding the fixture `globalStorage/state.vscdb`."""
+    root = folder / "User"
+    build_database(FIXTURES / "cursor" / "state.sql", root / "globalStorage" / "state.vscdb")
+    return root
+
+
+DATABASE_ROOTS = {"opencode": opencode_root, "cursor": cursor_root}
+"""The database-backed sources' fixture roots, built into a test's folder."""
