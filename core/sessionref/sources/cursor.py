@@ -167,6 +167,10 @@ def _composers(connection: sqlite3.Connection) -> Iterator[tuple[str, dict[str, 
 class CursorDatabase:
     """The conversations of `state.vscdb`, by their own `lastUpdatedAt`."""
 
+    def linked_files(self, root: Path) -> frozenset[str]:
+        """None: the database is under the root."""
+        return frozenset()
+
     def sessions(self, root: Path, files: SessionFiles, known: Mapping[str, str]) -> DatabaseSessions:
         """Every conversation; only new or changed ones are read further (for a missing name)."""
         path = files.paths[0]
