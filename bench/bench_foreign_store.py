@@ -37,7 +37,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_report import percentile
-from bench_sources import claude_session, codex_session, gemini_session
+from bench_sources import (
+    antigravity_session,
+    claude_session,
+    codex_session,
+    copilot_session,
+    crush_databases,
+    cursor_database,
+    gemini_session,
+    opencode_database,
+    qwen_session,
+)
 from sessionref.service.references import SessionReferences
 from sessionref.store import open_store
 from sessionref.store.foreign_state import ForeignRoot
@@ -45,6 +55,8 @@ from sessionref.store.foreign_state import ForeignRoot
 GROWN = 1_000
 QUERIES = ["fix parser crash", "compaction budg", "/home/ana/p1", "zzz-no-match-q", "a1b2c3", "refund tax"]
 KINDS = ("claude-code", "codex", "gemini")
+ALL_KINDS = (*KINDS, "antigravity", "copilot", "opencode", "qwen-code", "cursor", "crush")
+"""`--all-sources`: every registered source (`sessionref.sources.registry.SOURCES`)."""
 
 
 def keystrokes() -> list[str]:
@@ -61,12 +73,29 @@ def tree_size(root: Path) -> tuple[int, int]:
     return files, total
 
 
-def build(directory: Path, sessions: int, turns: int, store_sessions: int, seed: int) -> None:
+def build(
+    directory: Path, sessions: int, turns: int, store_sessions: int, seed: int, kinds: tuple[str, ...]
+) -> None:
     rng = random.Random(seed)
-    makers = {"claude-code": claude_session, "codex": codex_session, "gemini": gemini_session}
-    for kind, make in makers.items():
-        for index in range(sessions):
-            make(rng, directory / kind, index, rng.randint(max(1, turns // 2), turns * 3 // 2))
+    makers = {
+        "claude-code": claude_session,
+        "codex": codex_session,
+        "gemini": gemini_session,
+        "antigravity": antigravity_session,
+        "copilot": copilot_session,
+        "qwen-code": qwen_session,
+    }
+    for kind in kinds:
+        if kind == "opencode":
+            opencode_database(rng, directory / kind, sessions, turns)
+        elif kind == "cursor":
+            cursor_database(rng, directory / kind, sessions, turns)
+        elif kind == "crush":
+            crush_databases(rng, directory / kind, directory / "crush-projects", sessions, turns)
+        else:
+            for index in range(sessions):
+                makers[kind](rng, directory / kind, index, rng.randint(max(1, turns // 2), turns * 3 // 2))
+    (directory / "kinds.json").write_text(json.dumps(list(kinds)), encoding="utf-8")
     store = open_store(directory / "store")
     try:
         for index in range(store_sessions):
@@ -78,8 +107,12 @@ def build(directory: Path, sessions: int, turns: int, store_sessions: int, seed:
     (directory / "store" / ".sessionref-index.sqlite").unlink()
 
 
+def built_kinds(directory: Path) -> tuple[str, ...]:
+    return tuple(json.loads((directory / "kinds.json").read_text(encoding="utf-8")))
+
+
 def sources(directory: Path) -> list[ForeignRoot]:
-    return [ForeignRoot.of(kind, directory / kind) for kind in KINDS]
+    return [ForeignRoot.of(kind, directory / kind) for kind in built_kinds(directory)]  # type: ignore[arg-type]
 
 
 def grow(directory: Path, seed: int) -> int:
@@ -174,6 +207,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=8, help="average turns per session (8)")
     parser.add_argument("--store-sessions", type=int, default=1_000, help="DSH sessions of the store (1000)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--all-sources", action="store_true", help="every registered source, not the first three"
+    )
+    parser.add_argument("--first-only", action="store_true", help="measure the first open only")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -183,18 +220,31 @@ def main() -> None:
     directory = Path(tempfile.mkdtemp(prefix="bench-foreign-"))
     try:
         started = time.perf_counter()
-        build(directory, args.sessions, args.turns, args.store_sessions, args.seed)
+        kinds = ALL_KINDS if args.all_sources else KINDS
+        build(directory, args.sessions, args.turns, args.store_sessions, args.seed, kinds)
         built = time.perf_counter() - started
-        sizes = {kind: tree_size(directory / kind) for kind in KINDS}
+        sizes = {kind: tree_size(directory / kind) for kind in kinds}
+        if "crush" in kinds:
+            files, size = tree_size(directory / "crush-projects")
+            sizes["crush"] = (sizes["crush"][0] + files, sizes["crush"][1] + size)
         print(f"\nGenerated in {built:.0f} s; load average {os.getloadavg()[0]:.1f}\n")
         print("| source | sessions | files | MB |")
         print("|---|---:|---:|---:|")
-        for kind in KINDS:
+        for kind in kinds:
             files, size = sizes[kind]
             print(f"| {kind} | {args.sessions:,} | {files:,} | {size / 2**20:,.0f} |")
         total_mb = sum(size for _, size in sizes.values()) / 2**20
         print(f"| store (DSH logs) | {args.store_sessions:,} | | |")
         first = run("first", directory)
+        if args.first_only:
+            per_session = first["seconds"] / max(1, first["sessions"]) * 1000
+            print("\n| first open | sessions | seconds | ms per session | peak RSS MB |")
+            print("|---|---:|---:|---:|---:|")
+            row = (
+                f"{first['sessions']:,} | {first['seconds']:.2f} | {per_session:.3f} | {first['rss_mb']:.0f}"
+            )
+            print(f"| {len(kinds)} sources | {row} |")
+            return
         reopen = run("reopen", directory)
         from_index = run("from_index", directory)
         grown = grow(directory, args.seed)

@@ -25,11 +25,13 @@ import argparse
 import json
 import random
 import shutil
+import sqlite3
 import tempfile
 import time
 import tracemalloc
 import uuid
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,6 +221,309 @@ def gemini_session(rng: random.Random, root: Path, index: int, turns: int) -> Pa
     path = chats / f"{stem}.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
     return path
+
+
+# -- generators for the database-backed and newer formats (used by bench_foreign_store --all-sources) --
+
+
+def _turns(rng: random.Random, turns: int) -> list[tuple[str, str, str]]:
+    """`(prompt, answer, tool output)` per turn."""
+    return [
+        (words(rng, 4, 12), "\n".join(words(rng, 6, 16) for _ in range(rng.randint(1, 4))), blob(rng))
+        for _ in range(turns)
+    ]
+
+
+def antigravity_session(rng: random.Random, root: Path, index: int, turns: int) -> Path:
+    """One Antigravity CLI transcript (requests in their wrappers, answers, tool calls and results)."""
+    session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+    logs = root / "brain" / session_id / ".system_generated" / "logs"
+    logs.mkdir(parents=True)
+    moment = 1_760_000_000 + index * 600
+    stamp = iso(moment)[:19] + "Z"
+    cwd = json.dumps({"cwd": f"/home/ana/p{index % 50}", "os": "linux"})
+    lines = [dump({"source": "SYSTEM", "created_at": stamp, "content": "You are a coding agent."})]
+    for prompt, answer, output in _turns(rng, turns):
+        request = f"<USER_REQUEST>{prompt}\n<ADDITIONAL_METADATA>{cwd}</ADDITIONAL_METADATA></USER_REQUEST>"
+        lines += [
+            dump({"source": "USER_EXPLICIT", "created_at": stamp, "content": request}),
+            dump({"source": "TOOL_CALL", "created_at": stamp, "content": f"run_command: rg {prompt[:12]}"}),
+            dump({"source": "TOOL_RESULT", "created_at": stamp, "content": output}),
+            dump({"source": "MODEL", "created_at": stamp, "content": answer}),
+        ]
+    path = logs / "transcript.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def copilot_session(rng: random.Random, root: Path, index: int, turns: int) -> Path:
+    """One GitHub Copilot CLI session folder: `events.jsonl` and `workspace.yaml`."""
+    session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+    folder = root / "session-state" / session_id
+    folder.mkdir(parents=True)
+    moment = 1_760_000_000 + index * 600
+    cwd = f"/home/ana/p{index % 50}"
+    lines = [
+        dump(
+            {
+                "type": "session.start",
+                "timestamp": iso(moment),
+                "data": {"sessionId": session_id, "context": {"cwd": cwd}},
+            }
+        )
+    ]
+    for number, (prompt, answer, output) in enumerate(_turns(rng, turns)):
+        at = iso(moment + number * 30)
+        lines += [
+            dump({"type": "user.message", "id": f"u{number}", "timestamp": at, "data": {"content": prompt}}),
+            dump(
+                {
+                    "type": "assistant.message",
+                    "id": f"t{number}",
+                    "timestamp": at,
+                    "data": {
+                        "content": "",
+                        "toolRequests": [{"name": "grep", "arguments": {"pattern": prompt[:8]}}],
+                        "reasoningText": words(rng, 5, 20),
+                    },
+                }
+            ),
+            dump({"type": "tool.execution_complete", "timestamp": at, "data": {"result": output}}),
+            dump(
+                {
+                    "type": "assistant.message",
+                    "id": f"a{number}",
+                    "timestamp": at,
+                    "data": {"content": answer},
+                }
+            ),
+        ]
+    (folder / "events.jsonl").write_text("".join(lines), encoding="utf-8")
+    title = f"summary: {words(rng, 2, 5)}\n" if rng.random() < 0.5 else ""
+    (folder / "workspace.yaml").write_text(
+        f"id: {session_id}\ncwd: {cwd}\n{title}created_at: {iso(moment)}\n", encoding="utf-8"
+    )
+    return folder / "events.jsonl"
+
+
+def qwen_session(rng: random.Random, root: Path, index: int, turns: int) -> Path:
+    """One Qwen Code chat: a `parentUuid` chain with thoughts, function calls and responses."""
+    session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+    cwd = f"/home/ana/p{index % 50}"
+    chats = root / "projects" / cwd.replace("/", "-") / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    moment = 1_760_000_000 + index * 600
+    lines: list[str] = []
+    parent: str | None = None
+
+    def add(kind: str, role: str, parts: list[dict[str, Any]]) -> None:
+        nonlocal parent
+        record_id = f"r{len(lines)}"
+        lines.append(
+            dump(
+                {
+                    "uuid": record_id,
+                    "parentUuid": parent,
+                    "sessionId": session_id,
+                    "type": kind,
+                    "timestamp": iso(moment + len(lines)),
+                    "cwd": cwd,
+                    "version": "0.9.0",
+                    "message": {"role": role, "parts": parts},
+                }
+            )
+        )
+        parent = record_id
+
+    for prompt, answer, output in _turns(rng, turns):
+        add("user", "user", [{"text": prompt}])
+        add(
+            "assistant",
+            "model",
+            [
+                {"text": words(rng, 5, 20), "thought": True},
+                {"functionCall": {"name": "read_file", "args": {"path": "a.py"}}},
+            ],
+        )
+        add(
+            "tool_result",
+            "model",
+            [{"functionResponse": {"name": "read_file", "response": {"output": output}}}],
+        )
+        add("assistant", "model", [{"text": answer}])
+    path = chats / f"{session_id}.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _sqlite(path: Path, schema: str) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path)
+    connection.executescript(schema)
+    return connection
+
+
+def opencode_database(rng: random.Random, root: Path, sessions: int, turns: int) -> Path:
+    """An `opencode.db` of `sessions` sessions (text, reasoning and tool parts; one in ten a child)."""
+    path = root / "opencode.db"
+    schema = (
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, directory TEXT,"
+        " title TEXT, time_created INTEGER, time_updated INTEGER);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);"
+        "CREATE INDEX part_session ON part(session_id);"
+        "CREATE INDEX message_session ON message(session_id);"
+    )
+    with closing(_sqlite(path, schema)) as db:
+        for index in range(sessions):
+            session_id, moment = f"ses_{index:08d}", (1_760_000_000 + index * 600) * 1000
+            parent = f"ses_{index - 1:08d}" if index % 10 == 9 else None
+            title = words(rng, 2, 5) if rng.random() < 0.7 else "New session - 2026-01-01T00:00:00.000Z"
+            db.execute(
+                "INSERT INTO session VALUES (?, 'p', ?, ?, ?, ?, ?)",
+                (session_id, parent, f"/home/ana/p{index % 50}", title, moment, moment + turns),
+            )
+            for number, (prompt, answer, output) in enumerate(_turns(rng, turns)):
+                user, agent = f"msg_{index}_{number}u", f"msg_{index}_{number}a"
+                db.execute(
+                    "INSERT INTO message VALUES (?, ?, ?, ?)",
+                    (user, session_id, moment + number * 2, json.dumps({"role": "user"})),
+                )
+                db.execute(
+                    "INSERT INTO message VALUES (?, ?, ?, ?)",
+                    (
+                        agent,
+                        session_id,
+                        moment + number * 2 + 1,
+                        json.dumps({"role": "assistant", "modelID": "m", "providerID": "p"}),
+                    ),
+                )
+                db.executemany(
+                    "INSERT INTO part VALUES (?, ?, ?, ?)",
+                    [
+                        (f"{user}.1", user, session_id, json.dumps({"type": "text", "text": prompt})),
+                        (
+                            f"{agent}.1",
+                            agent,
+                            session_id,
+                            json.dumps({"type": "reasoning", "text": words(rng, 5, 20)}),
+                        ),
+                        (
+                            f"{agent}.2",
+                            agent,
+                            session_id,
+                            json.dumps({"type": "tool", "state": {"output": output}}),
+                        ),
+                        (f"{agent}.3", agent, session_id, json.dumps({"type": "text", "text": answer})),
+                    ],
+                )
+        db.commit()
+    return path
+
+
+def cursor_database(rng: random.Random, root: Path, sessions: int, turns: int) -> Path:
+    """Cursor's `globalStorage/state.vscdb` with `sessions` conversations (thinking and tool bubbles too)."""
+    path = root / "globalStorage" / "state.vscdb"
+    schema = "CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);"
+    with closing(_sqlite(path, schema)) as db:
+        for index in range(sessions):
+            composer, moment = str(uuid.UUID(int=rng.getrandbits(128))), (1_760_000_000 + index * 600) * 1000
+            name = words(rng, 2, 5) if rng.random() < 0.7 else ""
+            db.execute(
+                "INSERT INTO cursorDiskKV VALUES (?, ?)",
+                (
+                    f"composerData:{composer}",
+                    json.dumps(
+                        {
+                            "composerId": composer,
+                            "name": name,
+                            "createdAt": moment,
+                            "lastUpdatedAt": moment + turns,
+                        }
+                    ),
+                ),
+            )
+            for number, (prompt, answer, output) in enumerate(_turns(rng, turns)):
+                db.executemany(
+                    "INSERT INTO cursorDiskKV VALUES (?, ?)",
+                    [
+                        (f"bubbleId:{composer}:{number}u", json.dumps({"type": 1, "text": prompt})),
+                        (
+                            f"bubbleId:{composer}:{number}t",
+                            json.dumps(
+                                {
+                                    "type": 2,
+                                    "text": "",
+                                    "thinking": {"text": words(rng, 5, 20)},
+                                    "toolFormerData": {"result": output},
+                                }
+                            ),
+                        ),
+                        (f"bubbleId:{composer}:{number}a", json.dumps({"type": 2, "text": answer})),
+                    ],
+                )
+        db.commit()
+    return path
+
+
+def crush_databases(rng: random.Random, root: Path, projects: Path, sessions: int, turns: int) -> Path:
+    """`sessions` Crush sessions over 50 projects' `.crush/crush.db`, listed in `root/projects.json`."""
+    schema = (
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT, created_at INTEGER,"
+        " updated_at INTEGER);"
+        "CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT,"
+        " created_at INTEGER); CREATE INDEX messages_session ON messages(session_id);"
+    )
+    folders = [projects / f"p{number}" for number in range(50)]
+    databases = [_sqlite(folder / ".crush" / "crush.db", schema) for folder in folders]
+    try:
+        for index in range(sessions):
+            db, moment = databases[index % len(databases)], 1_760_000_000 + index * 600
+            session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+            title = words(rng, 2, 5) if rng.random() < 0.7 else "Untitled Session"
+            db.execute(
+                "INSERT INTO sessions VALUES (?, NULL, ?, ?, ?)", (session_id, title, moment, moment + turns)
+            )
+            for number, (prompt, answer, output) in enumerate(_turns(rng, turns)):
+                text = lambda value: json.dumps([{"type": "text", "data": {"text": value}}])  # noqa: E731
+                tool = json.dumps(
+                    [
+                        {"type": "reasoning", "data": {"thinking": words(rng, 5, 20)}},
+                        {"type": "tool_call", "data": {"id": "c", "name": "view"}},
+                    ]
+                )
+                db.executemany(
+                    "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (f"{session_id}.{number}u", session_id, "user", text(prompt), None, moment + number),
+                        (f"{session_id}.{number}t", session_id, "assistant", tool, "m", moment + number),
+                        (
+                            f"{session_id}.{number}r",
+                            session_id,
+                            "tool",
+                            json.dumps([{"type": "tool_result", "data": {"content": output}}]),
+                            None,
+                            moment + number,
+                        ),
+                        (
+                            f"{session_id}.{number}a",
+                            session_id,
+                            "assistant",
+                            text(answer),
+                            "m",
+                            moment + number,
+                        ),
+                    ],
+                )
+        for db in databases:
+            db.commit()
+    finally:
+        for db in databases:
+            db.close()
+    root.mkdir(parents=True, exist_ok=True)
+    listed = [{"path": str(folder), "data_dir": ".crush"} for folder in folders]
+    (root / "projects.json").write_text(json.dumps({"projects": listed}), encoding="utf-8")
+    return root
 
 
 # -- measurement ---------------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from sessionref.service.abort import AbortSignal
 from sessionref.service.candidates import Candidate
 from sessionref.service.protocols import Progress, SessionRecord
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
+from sessionref.store.foreign_links import linked_files
 from sessionref.store.logfile import LogReport
 from sessionref.store.spill_files import DirectorySpillStore
 from sessionref.textsearch.store_index import StoreConversationIndex
@@ -424,7 +425,9 @@ class Workspace:
         """Keep the store current while the UI runs: watch its folder and every source's, re-walk on change,
         then `on_change()` (in the watching thread). Stopped by `close`; calling it again returns the same."""
         if self._live is None:
-            folders = [self.store_root, *(Path(count.source.root) for count in self.store.sources())]
+            roots = [count.source for count in self.store.sources()]
+            linked = {Path(path).parent for source in roots for path in linked_files(source)}
+            folders = [self.store_root, *(Path(source.root) for source in roots), *sorted(linked)]
             self._live = LiveDiscovery(
                 self.store.refresh,
                 folders,

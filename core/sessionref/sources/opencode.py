@@ -192,6 +192,10 @@ def _summary(
 class OpenCodeDatabase:
     """The sessions of `opencode.db`, by its own `time_updated`."""
 
+    def linked_files(self, root: Path) -> frozenset[str]:
+        """None: the database is under the root."""
+        return frozenset()
+
     def sessions(self, root: Path, files: SessionFiles, known: Mapping[str, str]) -> DatabaseSessions:
         """Top-level sessions; only new or changed ones are read further (for a placeholder title)."""
         path = files.paths[0]

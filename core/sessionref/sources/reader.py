@@ -88,6 +88,13 @@ class DatabaseListing(Protocol):
         versions the store has. Raises `ForeignSourceError` (busy, unreadable, unknown schema)."""
         ...
 
+    def linked_files(self, root: Path) -> frozenset[str]:
+        """The database files outside `root` that the source's own list names (Crush's projects), each
+        checked to be a regular file reached through no link; empty for a source whose databases are
+        under its root. The store accepts these paths and no others outside the root
+        (docs/reliability.md, "Links")."""
+        ...
+
 
 class SourceReader(Protocol):
     """One agent's histories, read-only."""

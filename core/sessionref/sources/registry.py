@@ -34,6 +34,9 @@ class SourceInfo:
     """The mark's color where the UI has colors."""
     module: str
     """The reader module under `sessionref.sources` (it exposes `READER`)."""
+    linked: bool = False
+    """Its databases live outside its root, in the projects its own list names (Crush): the store
+    accepts exactly those (`DatabaseListing.linked_files`), never other paths outside the root."""
 
     @property
     def config_key(self) -> str:
@@ -55,6 +58,8 @@ SOURCES: Final[tuple[SourceInfo, ...]] = (
     SourceInfo("copilot", "GitHub Copilot CLI", "GH", "#6e7781", "copilot"),
     SourceInfo("opencode", "OpenCode", "OC", "#e0a526", "opencode"),
     SourceInfo("qwen-code", "Qwen Code", "QW", "#7b61ff", "qwen_code"),
+    SourceInfo("cursor", "Cursor", "CU", "#2f80ed", "cursor"),
+    SourceInfo("crush", "Crush", "CR", "#e24b8a", "crush", linked=True),
 )
 """Every source, in the order they are listed and walked."""
 

@@ -19,7 +19,9 @@ So (docs/sources/other-agents.md, "Databases"):
   warning, never a failed store.
 
 The path is never opened when missing (SQLite would create it), and must resolve inside the
-source root (no symlink out of the agent's folder is followed).
+source root (no symlink out of the agent's folder is followed) — or be one of the `linked`
+databases the source's own listing names outside it (Crush's per-project databases), and then
+be exactly that path, a regular file reached through no symlink at all.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import sqlite3
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Final, TypeVar
 
@@ -76,9 +78,14 @@ def _stat(path: Path) -> tuple[int, int] | None:
     return info.st_size, info.st_mtime_ns
 
 
-def _checked_path(root: Path, path: Path) -> Path:
+def _checked_path(root: Path, path: Path, linked: Collection[str]) -> Path:
     real = os.path.realpath(path)
-    if not is_inside(real, os.path.realpath(root)):
+    if str(path) in linked:
+        if real != str(path):
+            raise ForeignSourceError(
+                ForeignSourceErrorCode.OUTSIDE_ROOT, f"{str(path)!r} is reached through a symbolic link"
+            )
+    elif not is_inside(real, os.path.realpath(root)):
         raise ForeignSourceError(
             ForeignSourceErrorCode.OUTSIDE_ROOT, f"{str(path)!r} resolves outside the source root"
         )
@@ -119,13 +126,17 @@ def _attempt(database: Path, query: Callable[[sqlite3.Connection], T]) -> tuple[
             return True, query(connection)
 
 
-def read_database(root: Path, path: Path, query: Callable[[sqlite3.Connection], T]) -> T:
+def read_database(
+    root: Path, path: Path, query: Callable[[sqlite3.Connection], T], linked: Collection[str] = ()
+) -> T:
     """`query(connection)` on a consistent, read-only view of the database at `path` (see the module).
+
+    `linked`: databases outside `root` the source's own listing names (see the module).
 
     Raises `ForeignSourceError`: `FOREIGN_DATABASE_BUSY`, `FOREIGN_DATABASE_UNREADABLE`,
     `FOREIGN_DATABASE_SCHEMA_UNKNOWN` (from `require_columns`), or a path error.
     """
-    database = _checked_path(root, path)
+    database = _checked_path(root, path, linked)
     pause = BACKOFF_SECONDS
     for attempt in range(ATTEMPTS):
         try:

@@ -23,6 +23,7 @@ from sessionref.sources import ForeignSession
 from sessionref.sources.registry import registered
 from sessionref.store.catalog import Catalog, Walk
 from sessionref.store.foreign_index import ForeignTables
+from sessionref.store.foreign_links import linked_files
 from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot, inside_root
 from sessionref.store.foreign_walk import ForeignWalk, Known, RootWalk
 from sessionref.store.scan import LogState
@@ -222,10 +223,15 @@ class ForeignCatalog:
 
     def scopes(self, changed: Iterable[str]) -> dict[str, tuple[str, ...]] | None:
         """The folders to re-walk in each source for these changed paths (absolute, normalised): each
-        path's parent folder, by the source whose root holds it; None when one is under no root."""
+        path's parent folder, by the source whose root (or linked database's folder) holds it; None when
+        one is under none."""
         folders: dict[str, set[str]] = {}
+        linked: dict[str, frozenset[str]] | None = None
         for path in changed:
             source = next((s for s in self.sources if inside_root(path, s.root)), None)
+            if source is None:  # perhaps a database a source's own list names outside its root (Crush)
+                linked = {s.kind: linked_files(s) for s in self.sources} if linked is None else linked
+                source = next((s for s in self.sources if _linked_here(path, linked[s.kind])), None)
             if source is None:
                 return None
             folders.setdefault(source.kind, set()).add(os.path.dirname(path))
@@ -234,6 +240,11 @@ class ForeignCatalog:
     def entry(self, session_id: str) -> ForeignEntry | None:
         """The foreign session listed under `session_id`, if any."""
         return self.entries.get(session_id)
+
+
+def _linked_here(path: str, linked: frozenset[str]) -> bool:
+    """Whether `path` is in the folder of one of `linked` (a database's new `-wal` is not listed yet)."""
+    return any(os.path.dirname(path) == os.path.dirname(file) for file in linked)
 
 
 def walk_all(

@@ -24,7 +24,8 @@ from typing import Any, Final, TypeVar
 from sessionref.contract.options import MAX_SAFE_INTEGER
 from sessionref.sources import SOURCE_KINDS
 from sessionref.sources.foreign import is_valid_native_id
-from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot, inside_root
+from sessionref.store.foreign_links import holds, linked_files
+from sessionref.store.foreign_state import ForeignEntry, ForeignFile, ForeignRoot
 
 T = TypeVar("T")
 
@@ -73,11 +74,14 @@ def _optional_text(value: object) -> bool:
     return value is None or type(value) is str
 
 
-def file_of(row: Sequence[Any], sources: Mapping[str, ForeignRoot]) -> ForeignFile | None:
-    """A `foreign_files` row as a `ForeignFile`, or None when it is not usable for `sources`."""
+def file_of(
+    row: Sequence[Any], sources: Mapping[str, ForeignRoot], linked: Mapping[str, frozenset[str]]
+) -> ForeignFile | None:
+    """A `foreign_files` row as a `ForeignFile`, or None when it is not usable for `sources` (`linked`:
+    each source's files outside its root, `foreign_links`)."""
     path, kind, root, session_id, size, mtime_ns, scan = row
     source = sources.get(kind) if isinstance(kind, str) else None
-    if source is None or root != source.root or not inside_root(path, source.root):
+    if source is None or root != source.root or not holds(path, source.root, linked.get(kind, frozenset())):
         return None
     if not _optional_text(session_id) or type(size) is not int or type(mtime_ns) is not int:
         return None
@@ -86,8 +90,11 @@ def file_of(row: Sequence[Any], sources: Mapping[str, ForeignRoot]) -> ForeignFi
     return ForeignFile(path, source.kind, source.root, session_id, size, mtime_ns, scan)
 
 
-def entry_of(row: Sequence[Any], sources: Mapping[str, ForeignRoot]) -> ForeignEntry | None:
-    """A `foreign_sessions` row as a `ForeignEntry`, or None when it is not usable for `sources`."""
+def entry_of(
+    row: Sequence[Any], sources: Mapping[str, ForeignRoot], linked: Mapping[str, frozenset[str]]
+) -> ForeignEntry | None:
+    """A `foreign_sessions` row as a `ForeignEntry`, or None when it is not usable for `sources` (`linked`:
+    each source's files outside its root, `foreign_links`)."""
     session_id, kind, root, native_id, cwd, created_at, updated_at, title, paths_json, version = row
     source = sources.get(kind) if isinstance(kind, str) else None
     if source is None or root != source.root or not is_valid_native_id(native_id):
@@ -100,7 +107,12 @@ def entry_of(row: Sequence[Any], sources: Mapping[str, ForeignRoot]) -> ForeignE
         paths = json.loads(paths_json) if type(paths_json) is str else None
     except (ValueError, RecursionError):
         return None
-    if not isinstance(paths, list) or not paths or not all(inside_root(path, source.root) for path in paths):
+    outside = linked.get(source.kind, frozenset())
+    if (
+        not isinstance(paths, list)
+        or not paths
+        or not all(holds(path, source.root, outside) for path in paths)
+    ):
         return None
     kind = source.kind
     return ForeignEntry(
@@ -111,7 +123,8 @@ def entry_of(row: Sequence[Any], sources: Mapping[str, ForeignRoot]) -> ForeignE
 def _usable(
     rows: Iterable[Sequence[Any]],
     sources: Mapping[str, ForeignRoot],
-    parse: Callable[[Sequence[Any], Mapping[str, ForeignRoot]], T | None],
+    parse: Callable[[Sequence[Any], Mapping[str, ForeignRoot], Mapping[str, frozenset[str]]], T | None],
+    linked: Mapping[str, frozenset[str]],
 ) -> tuple[list[T], int]:
     """The rows of `sources` (by their kind and root columns) that `parse` accepts, and how many it refused.
 
@@ -121,7 +134,7 @@ def _usable(
     refused = 0
     for row in rows:
         if row[1] in sources and row[2] == sources[row[1]].root:
-            item = parse(row, sources)
+            item = parse(row, sources, linked)
             if item is None:
                 refused += 1
             else:
@@ -182,8 +195,9 @@ class ForeignTables:
             return {}, {}
         file_rows = self._rows(f"SELECT {_FILE_COLUMNS} FROM foreign_files")
         entry_rows = self._rows(f"SELECT {_SESSION_COLUMNS} FROM foreign_sessions")
-        file_items, bad_files = _usable(file_rows, by_kind, file_of)
-        entry_items, bad_entries = _usable(entry_rows, by_kind, entry_of)
+        linked = {source.kind: linked_files(source) for source in sources}
+        file_items, bad_files = _usable(file_rows, by_kind, file_of, linked)
+        entry_items, bad_entries = _usable(entry_rows, by_kind, entry_of, linked)
         files = {item.path: item for item in file_items}
         entries = {entry.session_id: entry for entry in entry_items}
         unusable = bad_files + bad_entries

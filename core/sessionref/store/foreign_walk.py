@@ -44,13 +44,13 @@ from sessionref.sources.reader import SessionFiles, SourceReader, WalkContext
 from sessionref.sources.registry import registered
 from sessionref.sources.scan import FileScan
 from sessionref.sources.walking import only_under
+from sessionref.store.foreign_links import holds, linked_files
 from sessionref.store.foreign_state import (
     VERSION_SEPARATOR,
     ForeignEntry,
     ForeignFile,
     ForeignRoot,
     file_version,
-    inside_root,
 )
 
 log = logging.getLogger("sessionref.store")
@@ -174,9 +174,10 @@ class RootWalk:
         if self.scope is not None and self._groups:  # a session's files may lie outside the scope
             self.scope = None
             paths = self._list()
+        linked = linked_files(self.source) if self._databases else frozenset()
         for path in paths:
             text = str(path)
-            info = _stat(text) if inside_root(text, self.source.root) else None
+            info = _stat(text) if holds(text, self.source.root, linked) else None
             if info is None:
                 continue
             self._found[text] = info

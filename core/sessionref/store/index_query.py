@@ -25,7 +25,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -34,7 +34,8 @@ from sessionref.service.candidates import matches_needle
 from sessionref.service.protocols import SessionRecord
 from sessionref.store.cache_file import opened_as_checked, regular_file_identity
 from sessionref.store.foreign_index import FOREIGN_CAUGHT_UP_KEY, parse_caught_up
-from sessionref.store.foreign_state import ForeignRoot, inside_root
+from sessionref.store.foreign_links import holds, linked_files
+from sessionref.store.foreign_state import ForeignRoot
 from sessionref.store.index import (
     _CREATE_LOGS,
     _WELL_TYPED,
@@ -143,8 +144,10 @@ def _sources_fresh(
     return True
 
 
-def _foreign_row_usable(row: Sequence[object], sources: dict[str, str]) -> bool:
-    """A `foreign_sessions` row of an asked source whose files all lie below its root."""
+def _foreign_row_usable(
+    row: Sequence[object], sources: dict[str, str], linked: Mapping[str, frozenset[str]]
+) -> bool:
+    """A `foreign_sessions` row of an asked source whose files all lie below its root (or are `linked`)."""
     kind, root, paths = row[6], row[7], row[0]
     if not isinstance(kind, str) or sources.get(kind) != root or not isinstance(root, str):
         return False
@@ -152,7 +155,8 @@ def _foreign_row_usable(row: Sequence[object], sources: dict[str, str]) -> bool:
         listed = json.loads(paths) if isinstance(paths, str) else None
     except (ValueError, RecursionError):
         return False
-    return isinstance(listed, list) and bool(listed) and all(inside_root(path, root) for path in listed)
+    outside = linked.get(kind, frozenset())
+    return isinstance(listed, list) and bool(listed) and all(holds(path, root, outside) for path in listed)
 
 
 def _losers(connection: sqlite3.Connection, session_ids: set[str]) -> set[str]:
@@ -186,6 +190,7 @@ def _candidates(
 ) -> list[tuple[SessionRecord, str]]:
     parameters: dict[str, object] = {"needle": needle, "target": target_cwd, "pattern": _like_pattern(needle)}
     asked: dict[str, str] = {source.kind: source.root for source in sources}
+    linked = {source.kind: linked_files(source) for source in sources}
     query = _RANKED
     if asked:
         clauses = []
@@ -201,7 +206,11 @@ def _candidates(
             row
             for row in raw
             if row[1] != exclude_id
-            and (_foreign_row_usable(row, asked) if asked and row[6] is not None else log_path_shape(row[0]))
+            and (
+                _foreign_row_usable(row, asked, linked)
+                if asked and row[6] is not None
+                else log_path_shape(row[0])
+            )
             and (not needle or matches_needle(needle, row[1], row[2], row[5]))
         ]
         losers = _losers(connection, {row[1] for row in rows if not asked or row[6] is None})

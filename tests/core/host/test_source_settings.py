@@ -100,7 +100,7 @@ def test_an_unknown_source_in_a_list_is_refused_with_the_known_ones() -> None:
     ("config", "env", "fragment"),
     [
         ("[sources]\ncodex = 1\n", {}, "[sources] codex must be true or false"),
-        ("[sources]\ncursor = true\n", {}, "unknown key [sources] 'cursor'"),
+        ("[sources]\nzed_agent = true\n", {}, "unknown key [sources] 'zed_agent'"),
         ('[sources]\ncodex_root = "relative/path"\n', {}, "must be an absolute path"),
         ("[sources]\ngemini_root = 3\n", {}, "must be a folder path"),
         ("sources = 1\n", {}, "[sources] must be a table"),

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from databases import opencode_root
+from databases import DATABASE_ROOTS
 from histories import copy_root, discover, read_listed, tree_state
 from sessionref.host.source_settings import CONFIG_KEYS, parse_source_list
 from sessionref.sources import SOURCE_KINDS, SOURCE_NAMES, default_roots, parse_foreign_session_id
@@ -65,8 +65,8 @@ def test_reading_every_fixture_session_changes_nothing_in_the_agents_folder(
 ) -> None:
     """Walk, scan and read every session: each file's bytes and mtime, and the file list, stay as is."""
     root = copy_root(info.kind, tmp_path)
-    if info.kind == "opencode":
-        root = opencode_root(tmp_path / "db")
+    if info.kind in DATABASE_ROOTS:
+        root = DATABASE_ROOTS[info.kind](tmp_path / "db")
     before = tree_state(root)
     sessions = discover(info.kind, root)
     assert sessions  # the fixtures hold sessions: the check is not vacuous

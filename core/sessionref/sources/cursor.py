@@ -1,0 +1,265 @@
+"""Cursor histories: the IDE's `globalStorage/state.vscdb` under the platform's Cursor user folder.
+
+Read-only (format: docs/sources/cursor.md). The database is read through
+`sqlite_snapshot.read_database` (nothing is written, created or locked beside it), and only when
+one of its files changed; each conversation's change is its own `lastUpdatedAt`.
+
+* **Listed**: every `composerData:<composerId>` row of `cursorDiskKV` (Cursor's format names no
+  parent for a conversation, so none is hidden).
+* **Projected**: the `bubbleId:<composerId>:<bubbleId>` rows of `type` 1 (user) and 2
+  (assistant), their `text` (else `rawText`), in the order they were written; never thinking or
+  tool data, which live in other fields.
+* **Title**: the conversation's `name`, else the first prompt. **cwd**: unknown (the workspace
+  mapping is not described well enough to rely on). **Times**: `createdAt`, `lastUpdatedAt`.
+
+The CLI agent's transcripts (`~/.cursor/projects/*/agent-transcripts/`) are not read: no record
+shape for them is described (docs/sources/cursor.md says what is missing).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from sessionref.contract.events import SurfaceEvent
+from sessionref.contract.titles import prompt_title
+from sessionref.sources.foreign import (
+    ForeignSession,
+    ForeignSourceError,
+    ForeignSourceErrorCode,
+    ForeignSummary,
+    assistant_event,
+    build_snapshot,
+    foreign_session_id,
+    is_valid_native_id,
+    user_event,
+)
+from sessionref.sources.reader import DatabaseSessions, SessionFiles, WalkContext
+from sessionref.sources.registry import registered
+from sessionref.sources.scan import FileScan
+from sessionref.sources.session_file import tool_title
+from sessionref.sources.sqlite_snapshot import database_files, read_database, require_columns
+
+__all__ = ["KIND", "READER", "CursorReader"]
+
+KIND: Final = "cursor"
+INFO: Final = registered(KIND)
+UNKNOWN: Final = "unknown"
+DATABASE: Final = ("globalStorage", "state.vscdb")
+"""Where the conversations' database is under the Cursor user folder."""
+COMPOSER_PREFIX: Final = "composerData:"
+BUBBLE_PREFIX: Final = "bubbleId:"
+USER_BUBBLE: Final = 1
+ASSISTANT_BUBBLE: Final = 2
+SCHEMA: Final[dict[str, tuple[str, ...]]] = {"cursorDiskKV": ("key", "value")}
+"""The table and columns the reader needs (fewer is a schema it does not know)."""
+
+
+def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+    """`~/.config/Cursor/User`; on macOS `~/Library/Application Support/Cursor/User`."""
+    base = Path.home() if home is None else home
+    if sys.platform == "darwin":
+        return base / "Library" / "Application Support" / "Cursor" / "User"
+    return base / ".config" / "Cursor" / "User"
+
+
+def _json(value: object) -> dict[str, Any]:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return {}
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Bubble:
+    bubble_id: str
+    role: str
+    text: str
+
+
+def bubble_text(bubble: Mapping[str, Any]) -> str | None:
+    """The visible text of a bubble: its `text`, else its `rawText`; None when empty."""
+    for field in ("text", "rawText"):
+        text = bubble.get(field)
+        if isinstance(text, str) and text.strip():
+            return text
+    return None
+
+
+def _bubbles(connection: sqlite3.Connection, composer_id: str) -> list[_Bubble]:
+    prefix = f"{BUBBLE_PREFIX}{composer_id}:"
+    found: list[_Bubble] = []
+    # A key range, not LIKE: the composer id may hold `_` or `%`, and a range uses the key's index.
+    for key, value in connection.execute(
+        "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ? ORDER BY rowid",
+        (prefix, f"{prefix[:-1]};"),
+    ):
+        data = _json(value)
+        kind = data.get("type")
+        role = "user" if kind == USER_BUBBLE else "assistant" if kind == ASSISTANT_BUBBLE else ""
+        text = bubble_text(data)
+        if role and text is not None and isinstance(key, str):
+            found.append(_Bubble(key[len(prefix) :], role, text))
+    return found
+
+
+def _events(bubbles: Sequence[_Bubble], time: int) -> list[SurfaceEvent]:
+    events: list[SurfaceEvent] = []
+    for seq, bubble in enumerate(bubbles, start=1):
+        if bubble.role == "user":
+            events.append(user_event(seq, time, bubble.bubble_id, [bubble.text]))
+        else:
+            events.append(assistant_event(seq, time, bubble.bubble_id, [bubble.text], KIND, UNKNOWN))
+    return events
+
+
+def _first_prompt(bubbles: Sequence[_Bubble]) -> str | None:
+    for bubble in bubbles:
+        if bubble.role == "user":
+            return prompt_title(bubble.text)
+    return None
+
+
+def _times(composer: Mapping[str, Any]) -> tuple[int, int]:
+    created = _int(composer.get("createdAt"))
+    return created, max(created, _int(composer.get("lastUpdatedAt")))
+
+
+def _summary(native_id: str, composer: Mapping[str, Any], path: Path, prompt: str | None) -> ForeignSummary:
+    created, updated = _times(composer)
+    return ForeignSummary(
+        session_id=foreign_session_id(KIND, native_id),
+        source_kind=KIND,
+        native_id=native_id,
+        cwd=None,
+        created_at=created,
+        updated_at=updated,
+        title=tool_title(composer.get("name")) or prompt,
+        paths=(path,),
+        version=f"db:{updated}",
+    )
+
+
+def _composers(connection: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
+    for key, value in connection.execute(
+        "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?",
+        (COMPOSER_PREFIX, f"{COMPOSER_PREFIX[:-1]};"),
+    ):
+        native_id = key[len(COMPOSER_PREFIX) :] if isinstance(key, str) else None
+        if is_valid_native_id(native_id) and native_id is not None:
+            yield native_id, _json(value)
+
+
+class CursorDatabase:
+    """The conversations of `state.vscdb`, by their own `lastUpdatedAt`."""
+
+    def linked_files(self, root: Path) -> frozenset[str]:
+        """None: the database is under the root."""
+        return frozenset()
+
+    def sessions(self, root: Path, files: SessionFiles, known: Mapping[str, str]) -> DatabaseSessions:
+        """Every conversation; only new or changed ones are read further (for a missing name)."""
+        path = files.paths[0]
+
+        def query(connection: sqlite3.Connection) -> DatabaseSessions:
+            require_columns(connection, SCHEMA)
+            unchanged: list[str] = []
+            changed: list[ForeignSummary] = []
+            for native_id, composer in _composers(connection):
+                if known.get(native_id) == f"db:{_times(composer)[1]}":
+                    unchanged.append(native_id)
+                    continue
+                named = tool_title(composer.get("name"))
+                prompt = None if named else _first_prompt(_bubbles(connection, native_id))
+                changed.append(_summary(native_id, composer, path, prompt))
+            return DatabaseSessions(tuple(unchanged), tuple(changed))
+
+        return read_database(root, path, query)
+
+
+def _read_conversation(root: Path, path: Path, native_id: str) -> tuple[ForeignSummary, list[_Bubble]]:
+    def query(connection: sqlite3.Connection) -> tuple[ForeignSummary, list[_Bubble]]:
+        require_columns(connection, SCHEMA)
+        row = connection.execute(
+            "SELECT value FROM cursorDiskKV WHERE key = ?", (f"{COMPOSER_PREFIX}{native_id}",)
+        ).fetchone()
+        if row is None:
+            raise ForeignSourceError(
+                ForeignSourceErrorCode.INVALID_SESSION, f"cursor conversation {native_id!r} is gone"
+            )
+        bubbles = _bubbles(connection, native_id)
+        return _summary(native_id, _json(row[0]), path, _first_prompt(bubbles)), bubbles
+
+    return read_database(root, path, query)
+
+
+@dataclass(slots=True)
+class CursorScan(FileScan):
+    """Never filled: Cursor's only files are its database, listed by `CursorDatabase`."""
+
+    KIND: ClassVar[str] = "cursor"
+
+    def wants(self, raw: bytes) -> bool:
+        return False
+
+    def take(self, number: int, record: dict[str, Any]) -> None:
+        return None
+
+    def record_time(self, record: dict[str, Any]) -> int | None:
+        return None
+
+
+class CursorReader:
+    """Cursor as a `SourceReader`: the IDE's global `state.vscdb`."""
+
+    info: Final = INFO
+    scan_type: Final = CursorScan
+    title_index: Final = None
+    database: Final = CursorDatabase()
+
+    def default_root(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """The platform's Cursor user folder."""
+        return default_root(env, home)
+
+    def walk(self, root: Path) -> Iterator[SessionFiles]:
+        """`globalStorage/state.vscdb` as one database group, when it is a regular file (reads nothing)."""
+        path = root.joinpath(*DATABASE)
+        if path.is_file() and not path.is_symlink() and not path.parent.is_symlink():
+            yield SessionFiles(None, database_files(path), database=True)
+
+    def scan(self, root: Path, path: Path, previous: FileScan | None) -> CursorScan:
+        """Cursor has no per-session files: any other file is not one of its sessions."""
+        raise ForeignSourceError(ForeignSourceErrorCode.UNREADABLE, f"{str(path)!r} is not a Cursor database")
+
+    def summarize(
+        self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
+    ) -> ForeignSummary | None:
+        """None: every Cursor conversation comes from the database listing."""
+        return None
+
+    def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
+        """One conversation in full from the database."""
+        summary, bubbles = _read_conversation(root, paths[0], native_id)
+        return ForeignSession(
+            summary=summary,
+            snapshot=build_snapshot(summary, _events(bubbles, summary.updated_at)),
+            skipped_lines=0,
+            lines_read=len(bubbles),
+        )
+
+
+READER: Final = CursorReader()
