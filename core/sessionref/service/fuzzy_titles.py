@@ -27,6 +27,10 @@ from typing import Final
 TYPO_MIN_CHARS: Final = 5
 """Words shorter than this are never matched with a typo: one edit in a short word is another word."""
 
+ABBREVIATION_CHARS: Final = 2
+"""A word this short matches as a subsequence once its first letter starts a title word (`pg` finds
+"Postgres 16 migration plan"), so that `@pg` shows the session and the picker goes on across a space."""
+
 _WORD = re.compile(r"[^\W_]+")
 # A subsequence match counts when at least this share of its letters land on a word start or
 # continue the previous letter (else letters scattered over a long title would match anything).
@@ -94,7 +98,10 @@ def _subsequence(word: str, text: str, ordered: list[int]) -> tuple[float, list[
             anchored += 1
         positions.append(found)
         at = found + 1
-    if positions[0] not in starts or anchored < _ANCHORED_SHARE * len(word):
+    if positions[0] not in starts:
+        return None
+    # A two-letter word (`pg`, `ci`) is an abbreviation: its first letter on a word start is enough.
+    if anchored < _ANCHORED_SHARE * len(word) and len(word) > ABBREVIATION_CHARS:
         return None
     return float(anchored) + 0.5 * (len(word) - anchored), positions
 

@@ -48,6 +48,13 @@ def test_an_unrelated_query_does_not_match(query: str, title: str) -> None:
     assert fuzzy_match(query, title) is None
 
 
+def test_a_two_letter_abbreviation_matches_from_a_word_start() -> None:
+    found = fuzzy_match("pg", "Postgres 16 migration plan")
+    assert found is not None and found.spans == ((0, 1), (4, 5))
+    assert fuzzy_match("gp", "Postgres 16 migration plan") is None  # the first letter must start a word
+    assert fuzzy_match("pgx", "Postgres 16 migration plan") is None  # longer words keep the anchored share
+
+
 def test_closer_matches_score_higher() -> None:
     exact_start = fuzzy_match("postgres", "Postgres backup notes")
     typo = fuzzy_match("postgrse", "Postgres backup notes")
