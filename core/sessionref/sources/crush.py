@@ -44,7 +44,7 @@ from sessionref.sources.foreign import (
 from sessionref.sources.lines import read_small_text
 from sessionref.sources.reader import DatabaseSessions, SessionFiles, WalkContext
 from sessionref.sources.registry import registered
-from sessionref.sources.scan import FileScan
+from sessionref.sources.scan import DatabaseOnlyScan, FileScan
 from sessionref.sources.session_file import tool_title
 from sessionref.sources.sqlite_snapshot import SHM_SUFFIX, WAL_SUFFIX, read_database, require_columns
 
@@ -268,19 +268,10 @@ class CrushDatabases:
 
 
 @dataclass(slots=True)
-class CrushScan(FileScan):
+class CrushScan(DatabaseOnlyScan):
     """Never filled: Crush's only files are its databases, listed by `CrushDatabases`."""
 
     KIND: ClassVar[str] = "crush"
-
-    def wants(self, raw: bytes) -> bool:
-        return False
-
-    def take(self, number: int, record: dict[str, Any]) -> None:
-        return None
-
-    def record_time(self, record: dict[str, Any]) -> int | None:
-        return None
 
 
 class CrushReader:

@@ -41,7 +41,7 @@ from sessionref.sources.foreign import (
 )
 from sessionref.sources.reader import DatabaseSessions, SessionFiles, WalkContext
 from sessionref.sources.registry import registered
-from sessionref.sources.scan import FileScan
+from sessionref.sources.scan import DatabaseOnlyScan, FileScan
 from sessionref.sources.session_file import tool_title
 from sessionref.sources.sqlite_snapshot import database_files, read_database, require_columns
 
@@ -208,19 +208,10 @@ def _read_conversation(root: Path, path: Path, native_id: str) -> tuple[ForeignS
 
 
 @dataclass(slots=True)
-class CursorScan(FileScan):
+class CursorScan(DatabaseOnlyScan):
     """Never filled: Cursor's only files are its database, listed by `CursorDatabase`."""
 
     KIND: ClassVar[str] = "cursor"
-
-    def wants(self, raw: bytes) -> bool:
-        return False
-
-    def take(self, number: int, record: dict[str, Any]) -> None:
-        return None
-
-    def record_time(self, record: dict[str, Any]) -> int | None:
-        return None
 
 
 class CursorReader:

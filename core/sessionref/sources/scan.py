@@ -180,3 +180,21 @@ def scan_file(root: Path, path: Path, previous: S | None, fresh: type[S]) -> S:
         state.size, state.mtime_ns = info.st_size, info.st_mtime_ns
         state.fingerprint = fingerprint(handle, state.offset) if state.offset else ""
         return state
+
+
+@dataclass(slots=True)
+class DatabaseOnlyScan(FileScan):
+    """The scan of a source whose sessions live only in a database (its `DatabaseListing` lists them):
+    never filled, since no file of it is scanned line by line. A source sets its own `KIND`."""
+
+    def wants(self, raw: bytes) -> bool:
+        """No line is wanted."""
+        return False
+
+    def take(self, number: int, record: dict[str, Any]) -> None:
+        """Nothing to take."""
+        return None
+
+    def record_time(self, record: dict[str, Any]) -> int | None:
+        """No record has a time here."""
+        return None
