@@ -70,3 +70,15 @@ def test_search_fits_80_columns(store_root: Path, monkeypatch: pytest.MonkeyPatc
     lines = out.splitlines()
     assert len(lines) >= 3, out
     assert all(cell_len(line) <= 80 for line in lines), max(lines, key=cell_len)
+
+
+def test_a_catalog_row_with_a_long_machine_name_fits_the_width() -> None:
+    from sessionref.service.candidates import Candidate
+    from sessionref_tui.cli.data_commands import format_session_rows
+
+    remote = Candidate("r1", "Chased the flaky deploy", "/home/bob/src/deploy-service", 1, False, 2)
+    local = Candidate("l1", "Local work", "/work/app", 1, True, 3)
+    machines = {"r1": "build-machine-in-the-basement-rack-7"}
+    rows = format_session_rows([remote, local], "/work/app", 10_000, 80, machines)
+    assert all(cell_len(row) <= 80 for row in rows)
+    assert "build-machin…:/home" in rows[1]  # the machine cut first, then the folder

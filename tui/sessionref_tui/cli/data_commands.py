@@ -30,7 +30,7 @@ from sessionref_tui.cli.store_access import (
     open_cli_store,
 )
 from sessionref_tui.cli.table_fit import shortest_unique_prefixes, terminal_width
-from sessionref_tui.display import inert, relative_age, truncate_end, truncate_middle
+from sessionref_tui.display import inert, machine_folder, relative_age, truncate_end, truncate_middle
 from sessionref_tui.source_marks import MARK_CELLS, source_mark, source_of
 
 if TYPE_CHECKING:
@@ -110,10 +110,8 @@ def format_session_rows(
     rows = [header]
     for session_id, mark, candidate in zip(ids, marks, found, strict=True):
         here = "●" if candidate.same_workspace else " "
-        place = "(no cwd)" if candidate.cwd is None else truncate_middle(inert(candidate.cwd), cwd_cells)
-        machine = (machines or {}).get(candidate.session_id)
-        if machine is not None:
-            place = f"{inert(machine)}:{place}"
+        folder = "(no cwd)" if candidate.cwd is None else inert(candidate.cwd)
+        place = machine_folder((machines or {}).get(candidate.session_id), folder, cwd_cells)
         rows.append(
             COLUMN_GAP.join(
                 [
