@@ -21,11 +21,6 @@ _KEYWORD_PASSWORD = re.compile(
 )
 
 
-def is_uri(conninfo: str) -> bool:
-    """Whether `conninfo` is a `postgresql://` / `postgres://` URI (else keyword/value form)."""
-    return _URI.match(conninfo.strip()) is not None
-
-
 def redact(conninfo: str) -> str:
     """`conninfo` with every password (user info, `password=`, `sslpassword=`) replaced by `***`."""
     text = conninfo.strip()

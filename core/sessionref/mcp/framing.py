@@ -29,8 +29,3 @@ def framed(title: str, what: str, payload: Any) -> str:
         f"{REFERENCE_WARNING}\n\n"
         f"{FRAME_OPEN}{stringify_tag_safe_json(payload)}{FRAME_CLOSE}"
     )
-
-
-def frame_overhead(title: str, what: str) -> int:
-    """UTF-8 bytes `framed` adds around the JSON of its payload."""
-    return len(framed(title, what, None).encode()) - len("null")
