@@ -25,6 +25,7 @@ from sessionref.textsearch.store_index import StoreConversationIndex
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import DEMO_NAMESPACE, demo_session_id, seed_demo_store
 from sessionref_tui.demo_histories import seed_demo_histories
+from worker_wait import workers_done
 
 FIXED_NOW_MS = 1_800_000_000_000
 """The clock every factory app reads: ages in the sidebar and popup never drift between runs."""
@@ -207,5 +208,5 @@ async def search_palette(pilot: Any, key: str, typed: str = "") -> None:
     await pilot.pause()
     if typed:
         await pilot.press(*typed)
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()

@@ -19,6 +19,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
+from worker_wait import workers_done
 
 NOW_MS = 1_800_000_000_000
 MINUTE_MS = 60_000
@@ -219,7 +220,7 @@ def rendered(widget: Widget) -> list[str]:
 async def settle(pilot: Pilot) -> None:
     """Let pending messages, workers and the refresh that follows them finish."""
     await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

@@ -16,6 +16,7 @@ from app_factory import GatedModel, Harness, await_text_index, build_harness, se
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.widgets.composer import Composer
 from textual.pilot import Pilot
+from worker_wait import workers_done
 
 WIDE = (130, 36)
 NARROW = (60, 30)
@@ -56,7 +57,7 @@ def once_shown(
 async def settle(pilot: Pilot[Any]) -> None:
     """Let every worker (lookup, preview, send) finish and the screen catch up."""
     await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

@@ -12,12 +12,13 @@ from sessionref_tui.mentions import MentionTarget, mention_for
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.transcript import NewBelowCue, Transcript, UserMessageView
 from textual.pilot import Pilot
+from worker_wait import workers_done
 
 SIZE = (80, 24)
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

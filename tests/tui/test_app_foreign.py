@@ -14,6 +14,7 @@ from sessionref_tui.widgets.mention_popup import MentionPopup
 from sessionref_tui.widgets.transcript import AssistantReply, Transcript, UserMessageView
 from textual.pilot import Pilot
 from textual.widgets import Static
+from worker_wait import workers_done
 
 CI = f"claude-code:{history_id('claude-ci')}"
 CI_TITLE = "Speed up CI (14 → 4 min)"
@@ -21,7 +22,7 @@ CI_TITLE = "Speed up CI (14 → 4 min)"
 
 async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

@@ -10,6 +10,7 @@ from sessionref_tui.widgets.sidebar import Sidebar
 from sessionref_tui.widgets.status_bar import StatusBar
 from sessionref_tui.widgets.transcript import UserMessageView
 from textual.widgets import DataTable, OptionList
+from worker_wait import workers_done
 
 SIZE = (160, 45)
 LITERAL_MARKUP = "[bold]not bold[/bold]"
@@ -24,7 +25,7 @@ async def test_hostile_title_and_text_stay_inert_everywhere(tmp_path: Path) -> N
         [{"type": "session/title", "data": {"title": "\x1b[31mRED\x1b[0m " + LITERAL_MARKUP, "source": {}}}],
     )
     async with harness.app.run_test(size=SIZE) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         option_list = pilot.app.query_one(Sidebar).query_one(OptionList)
         sidebar_text = str(option_list.get_option(hostile).prompt)
@@ -32,7 +33,7 @@ async def test_hostile_title_and_text_stay_inert_everywhere(tmp_path: Path) -> N
         assert "\x1b" not in sidebar_text
 
         pilot.app.chat.open_session(hostile)
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
 
         status = str(pilot.app.query_one(StatusBar).render())

@@ -12,6 +12,7 @@ from app_factory import build_harness
 from sessionref.host.live_discovery import LiveDiscovery
 from sessionref_tui.widgets.sidebar import Sidebar
 from textual.pilot import Pilot
+from worker_wait import workers_done
 
 WAIT = 60
 """Seconds to wait for an event before failing (a bound: the event ends the wait)."""
@@ -61,7 +62,7 @@ class Writer:
 
 async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

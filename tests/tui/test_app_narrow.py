@@ -18,12 +18,13 @@ from sessionref_tui.demo import seed_demo_store
 from sessionref_tui.widgets.sidebar import Sidebar
 from test_app_read_only import footer_keys, make_trip_read_only
 from textual.pilot import Pilot
+from worker_wait import workers_done
 
 CWD = "/home/ana/src/payments"
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

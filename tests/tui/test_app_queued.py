@@ -11,13 +11,14 @@ from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.queued import QueuedMessages
 from sessionref_tui.widgets.transcript import UserMessageView
 from textual.pilot import Pilot
+from worker_wait import workers_done
 
 SIZE = (150, 45)
 RETRY_TITLE = "Fix flaky retry test in payments"
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

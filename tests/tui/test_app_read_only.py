@@ -12,6 +12,7 @@ from sessionref_tui.widgets.composer import Composer
 from textual.pilot import Pilot
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
+from worker_wait import workers_done
 
 TRIP_TITLE = "Weekend in Lisbon"
 
@@ -28,7 +29,7 @@ def make_trip_read_only(harness: Harness, root: Path) -> str:
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

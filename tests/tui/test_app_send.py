@@ -13,6 +13,7 @@ from sessionref_tui.widgets.inspector import Inspector
 from sessionref_tui.widgets.transcript import SnapshotView, TurnNote, UserMessageView
 from textual.pilot import Pilot
 from textual.widgets import Static
+from worker_wait import workers_done
 
 SIZE = (160, 45)
 RETRY_TITLE = "Fix flaky retry test in payments"
@@ -23,7 +24,7 @@ def mention(name: str, label: str | None = None) -> str:
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

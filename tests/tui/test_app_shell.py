@@ -32,6 +32,7 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import OptionList
 from textual.widgets._footer import FooterKey
+from worker_wait import workers_done
 
 
 def option_ids(option_list: OptionList) -> list[str | None]:
@@ -41,7 +42,7 @@ def option_ids(option_list: OptionList) -> list[str | None]:
 async def test_sidebar_lists_this_folder_first_then_others(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         sidebar = pilot.app.query_one(Sidebar)
         ids = [entry for entry in option_ids(sidebar.query_one(OptionList)) if entry is not None]
@@ -55,7 +56,7 @@ async def test_selecting_a_session_in_the_sidebar_switches_to_it(tmp_path: Path)
     harness = build_harness(tmp_path)
     target = session_id_for("retry")
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         option_list = pilot.app.query_one(Sidebar).query_one(OptionList)
         option_list.highlighted = option_list.get_option_index(target)
         option_list.action_select()
@@ -74,7 +75,7 @@ async def test_switcher_finds_a_session_by_title(tmp_path: Path) -> None:
         await search_palette(pilot, "ctrl+o", "postgres")
         await pilot.press("down", "enter")
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         assert pilot.app.chat.current_session_id == session_id_for("migration")
 
 
@@ -86,7 +87,7 @@ async def test_new_session_writes_nothing_until_its_first_message(tmp_path: Path
     harness = build_harness(tmp_path, open_session="retry")
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("ctrl+n")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         new_id = pilot.app.chat.current_session_id
         assert pilot.app.chat.is_draft and new_id == draft_id(1)
@@ -101,7 +102,7 @@ async def test_new_session_writes_nothing_until_its_first_message(tmp_path: Path
         assert not chat.check_action("rename", ()) and not chat.check_action("compact", ())
 
         await pilot.press(*"hello there", "enter")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         assert not pilot.app.chat.is_draft and pilot.app.chat.current_session_id == new_id
@@ -116,7 +117,7 @@ async def test_leaving_a_new_session_unused_leaves_nothing_behind(tmp_path: Path
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("ctrl+n", "ctrl+n")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         pilot.app.chat.open_session(session_id_for("retry"))
         await pilot.pause()
         assert await stored_ids(harness) == set(harness.session_ids)
@@ -131,7 +132,7 @@ async def test_rename_writes_the_title_and_updates_status_and_sidebar(tmp_path: 
         await pilot.press(*"Budget planning")
         await pilot.press("enter")
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         assert harness.store.title(harness.current_id) == "Budget planning"
         info = pilot.app.query_one(StatusBar).info
@@ -166,7 +167,7 @@ async def test_compaction_asks_first_and_enter_compacts(tmp_path: Path) -> None:
         assert isinstance(pilot.app.screen, ConfirmCompactScreen)
         assert compaction_plugins(harness, target) == []  # nothing happens before the answer
         await pilot.press("enter")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         assert not isinstance(pilot.app.screen, ConfirmCompactScreen)
         assert compaction_plugins(harness, target) == ["compact"]
@@ -182,7 +183,7 @@ async def test_escape_in_the_compaction_question_keeps_the_session_as_it_is(tmp_
         await pilot.pause()
         assert isinstance(pilot.app.screen, ConfirmCompactScreen)
         await pilot.press("escape")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         assert not isinstance(pilot.app.screen, ConfirmCompactScreen)
         assert harness.events() == before
@@ -204,7 +205,7 @@ async def test_ctrl_l_redraws_the_screen_and_never_compacts(
 
         monkeypatch.setattr(Screen, "refresh", spy)
         await pilot.press("ctrl+l")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         assert repaints
         assert not isinstance(pilot.app.screen, ConfirmCompactScreen)
@@ -242,7 +243,7 @@ async def test_model_error_is_shown_as_a_failed_turn(tmp_path: Path) -> None:
     harness = build_harness(tmp_path, model=FailingModel())
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press(*"hello?", "enter")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         notes = [str(note.render()) for note in pilot.app.query(TurnNote)]
@@ -273,7 +274,7 @@ async def test_sidebar_is_capped_with_a_hint_to_search(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
     harness.workspace.limits = replace(harness.workspace.limits, sidebar=3)
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         option_list = pilot.app.query_one(Sidebar).query_one(OptionList)
         ids = [entry for entry in option_ids(option_list) if entry is not None]
@@ -309,15 +310,15 @@ async def test_a_new_sessions_first_message_names_it_in_the_sidebar(tmp_path: Pa
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("ctrl+n")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         new_id = pilot.app.chat.current_session_id
         sidebar = pilot.app.query_one(Sidebar)
         assert [e.title for e in sidebar.entries if e.session_id == new_id] == [None]
         await pilot.press(*"Plan the roadmap review", "enter")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         assert harness.store.title(new_id) == "Plan the roadmap review"
         assert [e.title for e in sidebar.entries if e.session_id == new_id] == ["Plan the roadmap review"]
@@ -368,7 +369,7 @@ async def test_an_empty_store_says_there_are_no_other_sessions_yet(tmp_path: Pat
     harness = build_harness(tmp_path, seed=False)
     async with harness.app.run_test(size=(140, 40)) as pilot:
         await pilot.press("@")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         status = str(pilot.app.query_one("#mention-status").render())
         assert status.startswith("No other sessions yet")

@@ -7,6 +7,7 @@ from typing import Any
 
 from app_factory import build_harness
 from sessionref.store import StoreError
+from worker_wait import workers_done
 
 
 async def test_an_unlogged_turn_failure_is_notified_with_its_code(tmp_path: Path) -> None:
@@ -19,10 +20,10 @@ async def test_an_unlogged_turn_failure_is_notified_with_its_code(tmp_path: Path
         return original(session_id, events, **options)
 
     async with harness.app.run_test(size=(120, 36)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         harness.store.append = refuse_after_turn_start  # type: ignore[method-assign]
         await pilot.press(*"hello", "enter")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.app.chat.agent.wait_idle()
         await pilot.pause()
         messages = [notification.message for notification in pilot.app._notifications]

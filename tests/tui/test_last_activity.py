@@ -13,6 +13,7 @@ from sessionref.service.protocols import SessionRecord
 from sessionref_tui.widgets.candidate_rows import RowFields
 from sessionref_tui.widgets.sidebar import Sidebar, SidebarEntry
 from textual.command import CommandPalette
+from worker_wait import workers_done
 
 MINUTE_MS = 60_000
 DAY_MS = 24 * 60 * MINUTE_MS
@@ -59,7 +60,7 @@ async def test_the_sidebar_puts_the_most_recently_active_first_with_its_age(tmp_
     harness = build_harness(tmp_path)
     make_release_active_a_minute_ago(harness)
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         sidebar = pilot.app.query_one(Sidebar)
         here = [entry.session_id for entry in sidebar.entries if entry.cwd == harness.workspace.cwd]

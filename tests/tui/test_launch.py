@@ -25,6 +25,7 @@ from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.sidebar import Sidebar
 from textual.pilot import Pilot
 from textual.widgets import Label
+from worker_wait import workers_done
 
 GUARD = 10.0
 """Seconds a cross-thread wait may take before the test fails instead of hanging."""
@@ -81,9 +82,9 @@ async def test_the_app_paints_first_shows_indexing_progress_then_the_sessions(tm
             _ = app.workspace
 
         opener.release.set()
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert app.chat.workspace_ready and not app.query(StoreLoading)
         assert app.query_one(Sidebar).display and not composer.busy
@@ -177,7 +178,7 @@ async def settle(
     for _ in range(50):
         if done():
             return True
-        await pilot.app.workers.wait_for_complete(waited())
+        await workers_done(pilot.app, skip_group=held)
         await pilot.pause()
         if not done() and all(worker.is_finished for worker in waited()):
             await pilot.pause()  # a callback scheduled after the last refresh may start one more

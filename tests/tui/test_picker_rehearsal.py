@@ -15,6 +15,7 @@ from sessionref_tui.textual_compat import DISPLAY_METHOD
 from sessionref_tui.widgets.composer import Composer
 from sessionref_tui.widgets.mention_popup import MentionPopup
 from textual.app import App
+from worker_wait import workers_done
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ async def test_the_picker_is_laid_out_unseen_then_closed(tmp_path: Path, written
         popup = pilot.app.query_one(MentionPopup)
         popup.rehearse = rehearse.__get__(popup)  # type: ignore[method-assign]
         popup.end_rehearsal = end_rehearsal.__get__(popup)  # type: ignore[method-assign]
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         while popup.display:  # the rehearsal ends with the frame that laid the picker out
             await pilot.pause()
@@ -63,7 +64,7 @@ async def test_the_picker_is_laid_out_unseen_then_closed(tmp_path: Path, written
         assert pilot.app.query_one(Composer).value == ""
 
         await pilot.press("@")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         assert popup.is_open and len(popup.candidates) == rehearsed[0]
         assert written_frames[-1], "the picker the user opened is drawn"
@@ -72,7 +73,7 @@ async def test_the_picker_is_laid_out_unseen_then_closed(tmp_path: Path, written
 async def test_while_rehearsed_the_picker_takes_no_keys_and_no_clicks(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(120, 36)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         composer = pilot.app.query_one(Composer)
         popup = composer.popup

@@ -8,6 +8,7 @@ from app_factory import build_harness, search_palette, session_id_for
 from sessionref.service.abort import AbortSignal
 from sessionref_tui.widgets.sidebar import Sidebar
 from textual.command import CommandPalette
+from worker_wait import workers_done
 
 BILLING = "/srv/billing-service"
 
@@ -16,7 +17,7 @@ async def test_one_meaning_everywhere_follows_the_session_on_screen(tmp_path: Pa
     # A session of another folder than the one the app was started in.
     harness = build_harness(tmp_path, open_session="migration")
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         sidebar = pilot.app.query_one(Sidebar)
         option_list = sidebar.query_one("#session-list")
@@ -43,7 +44,7 @@ async def test_one_meaning_everywhere_follows_the_session_on_screen(tmp_path: Pa
 async def test_the_launch_folder_is_named_with_home_shortened(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
     async with harness.app.run_test(size=(140, 40)) as pilot:
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         option_list = pilot.app.query_one(Sidebar).query_one("#session-list")
         assert str(option_list.get_option_at_index(0).prompt) == "This folder\n~/src/payments"

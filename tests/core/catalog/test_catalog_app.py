@@ -35,6 +35,7 @@ from sessionref_tui.widgets.sidebar import Sidebar
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import OptionList
+from worker_wait import workers_done
 
 NOW_MS = 1_800_000_000_000
 DESK = "/srv/bob/deploy"
@@ -81,7 +82,7 @@ def _app(workspace: Workspace) -> SessionrefApp:
 
 async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 
