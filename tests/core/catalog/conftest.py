@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 from collections.abc import Iterator
+from types import FrameType
 
 import pytest
 from pg_server import Catalog, PostgresServer, ServerUnavailable
@@ -27,10 +29,18 @@ def pg_server() -> Iterator[PostgresServer]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"the catalog tests need PostgreSQL and it could not be started: {error}")
         pytest.skip(f"PostgreSQL is not available here: {error}")
+    # A run stopped with SIGTERM (a CI timeout, `kill`) would skip this teardown and leave the server
+    # running: turn the signal into the KeyboardInterrupt pytest unwinds its fixtures for.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield server
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.remove()
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 PEOPLE = ("alice", "bob", "carol")
