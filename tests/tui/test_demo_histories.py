@@ -29,10 +29,10 @@ def test_every_demo_history_is_a_clean_session_with_its_title(tmp_path: Path) ->
             "claude-code Refund webhook signature check": "/srv/billing-service",
             "codex Payments API pagination": HERE,
             "gemini Q3 roadmap summary": "/home/ana/notes",
-            "antigravity Fix the broken links in": "/home/ana/team-wiki",
+            "antigravity Fix the broken links in the onboarding page": "/home/ana/team-wiki",
             "copilot Terraform bucket recreate": "/srv/infra",
             "opencode Docs site search": "/home/ana/team-wiki",
-            "qwen-code Make the shell scripts pass": "/srv/infra",
+            "qwen-code Make the shell scripts pass shellcheck": "/srv/infra",
         }
         for record in records:
             report = asyncio.run(store.read_surface_report(record.id))

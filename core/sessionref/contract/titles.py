@@ -14,12 +14,13 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from sessionref.contract.mention_scanner import scan_mentions
 from sessionref.contract.projection import message_text
 from sessionref.contract.terminal_text import UNSAFE_CHARACTER
+from sessionref.contract.uri import unescape_mention_label
 
 TITLE_BYTE_BUDGET = 256
-FALLBACK_TITLE_WORDS = 5
-FALLBACK_TITLE_CHARS = 40
+FALLBACK_TITLE_CHARS = 60
 
 # OSC ... (BEL | ST), DCS/SOS/PM/APC ... ST, CSI ... final byte, and two-character ESC sequences.
 # Both the 7-bit (ESC x) and 8-bit (C1) introducers are recognised.
@@ -91,15 +92,39 @@ def is_direct_user_message(message: object) -> bool:
     return isinstance(source, dict) and source.get("kind") == "user"
 
 
+def _mentions_as_labels(text: str) -> str:
+    """`text` with each `@[label](uri)` mention as its label and each bare session URI removed."""
+    parts: list[str] = []
+    position = 0
+    for match in scan_mentions(text):
+        parts.append(text[position : match.start])
+        if match.label is not None:
+            parts.append(unescape_mention_label(match.label))
+        position = match.end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
 def prompt_title(prompt: str) -> str | None:
-    """DSH-style fallback title of a first prompt: its first five words, at most 40 characters, or None."""
-    normalized = normalize_title(prompt[:FALLBACK_SCAN_CHARS])
+    """The title of a session known only by its first prompt: its first line, mentions as their
+    labels, at most `FALLBACK_TITLE_CHARS` characters (cut at a word, with "…"), or None.
+
+    Only for sessions with no `session/title` event: such an event (DSH writes one with the
+    prompt's first five words) always wins. See docs/contract.md, §3.1.
+    """
+    scanned = _mentions_as_labels(prompt[:FALLBACK_SCAN_CHARS])
+    first_line = next((line for line in scanned.splitlines() if line.strip()), "")
+    normalized = normalize_title(first_line)
     if normalized is None:
         return None
-    words = " ".join(normalized.split(" ")[:FALLBACK_TITLE_WORDS])
-    return words[:FALLBACK_TITLE_CHARS].rstrip() or None
+    if len(normalized) <= FALLBACK_TITLE_CHARS:
+        return normalized
+    room = normalized[: FALLBACK_TITLE_CHARS - 1]
+    at_word = room.rfind(" ")
+    cut = room[:at_word] if at_word >= FALLBACK_TITLE_CHARS // 2 else room
+    return cut.rstrip(" ,;:.-") + "…"
 
 
 def fallback_title(message: Mapping[str, Any]) -> str | None:
-    """DSH-style fallback title of a direct user message (`prompt_title` of its text)."""
+    """The fallback title of a direct user message (`prompt_title` of its text)."""
     return prompt_title(message_text(message.get("content")))

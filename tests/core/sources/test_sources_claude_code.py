@@ -197,7 +197,7 @@ def test_meta_lines_are_not_prompts(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
-        ([], "first prompt words here now"),
+        ([], "first prompt words here now and more"),
         ([{"type": "summary", "summary": "Old"}, {"type": "summary", "summary": "Newer"}], "Newer"),
         ([{"type": "ai-title", "aiTitle": "AI"}, {"type": "summary", "summary": "Summary"}], "AI"),
         ([{"type": "custom-title", "customTitle": "Mine"}, {"type": "ai-title", "aiTitle": "AI"}], "Mine"),

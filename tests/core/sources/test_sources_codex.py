@@ -181,7 +181,7 @@ def test_titles_come_from_the_rename_index_first(tmp_path: Path) -> None:
     _, session = read(tmp_path, {SESSION: "Renamed", "other": "Not this"})
     assert session.title == "Renamed"
     _, session = read(tmp_path, {"other": "Not this"})
-    assert session.title == "the first prompt of many"
+    assert session.title == "the first prompt of many words here"
     write_jsonl(tmp_path / "session_index.jsonl", [{"id": SESSION, "thread_name": "From the index"}])
     _, session = read(tmp_path)
     assert session.title == "From the index"

@@ -22,7 +22,7 @@ def test_a_folder_with_a_conversation_is_a_session() -> None:
 def test_a_user_rename_wins_and_a_placeholder_summary_is_no_title() -> None:
     listed = {summary.session_id: summary for summary in discover("copilot")}
     assert listed[HOOKS].title == "Webhook retries"
-    assert listed[DARK].title == "Add a dark mode toggle"  # "New session - …" is a placeholder
+    assert listed[DARK].title == "Add a dark mode toggle to settings"  # "New session - …" is a placeholder
 
 
 def test_only_messages_are_projected_never_tools_or_reasoning() -> None:

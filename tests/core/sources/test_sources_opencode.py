@@ -31,7 +31,7 @@ def test_top_level_sessions_are_listed_and_child_sessions_hidden(tmp_path: Path)
     sessions = listed(root)
     assert set(sessions) == {PAY, LIMITS} and CHILD not in sessions
     assert sessions[PAY].title == "Flaky payment test"  # type: ignore[attr-defined]
-    assert sessions[LIMITS].title == "Add rate limiting to the"  # type: ignore[attr-defined]  # placeholder title
+    assert sessions[LIMITS].title == "Add rate limiting to the login route"  # type: ignore[attr-defined]  # placeholder title
     assert sessions[LIMITS].cwd == "/home/ana/api"  # type: ignore[attr-defined]
 
 

@@ -69,7 +69,7 @@ async def test_ranking_puts_the_same_folder_first_whatever_the_source(tmp_path: 
                 exclude_id="", target_cwd=None, needle="release", limit=5
             )
         ]
-        assert labels == ["Write release notes for v2"]
+        assert labels == ["Write release notes for v2 from the changelog."]
 
 
 async def test_first_open_reports_progress_over_every_history_file(tmp_path: Path) -> None:

@@ -183,9 +183,9 @@ async def test_titles_fallback_then_rename(store: SessionStore) -> None:
     store.append("s1", [user_message("context", kind="plugin")])
     assert store.title("s1") is None
     store.append("s1", [user_message("Fix the \x1b[31mparser crash when input is empty")])
-    assert store.title("s1") == "Fix the parser crash when"
+    assert store.title("s1") == "Fix the parser crash when input is empty"
     store.append("s1", [user_message("second prompt")])
-    assert store.title("s1") == "Fix the parser crash when"
+    assert store.title("s1") == "Fix the parser crash when input is empty"
     store.rename("s1", "  My \u202eparser\n notes ")
     assert store.title("s1") == "My parser notes"
     assert log_lines(store, "s1")[-1]["data"] == {

@@ -3,7 +3,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from sessionref.contract.titles import TITLE_BYTE_BUDGET, fallback_title, normalize_title
+from sessionref.contract.titles import (
+    FALLBACK_TITLE_CHARS,
+    TITLE_BYTE_BUDGET,
+    fallback_title,
+    normalize_title,
+    prompt_title,
+)
 from store_fixtures import dsh_log_folders
 
 
@@ -44,7 +50,9 @@ def test_normalize_title_bounds_bytes_on_code_point_boundaries() -> None:
     assert len(emoji.encode("utf-8")) == 1 + 4 * 63
 
 
-def test_fallback_title_matches_every_dsh_fallback_title() -> None:
+def test_fallback_title_begins_like_every_dsh_fallback_title() -> None:
+    """DSH writes its own fallback (the prompt's first five words, cut at 40 characters) as a
+    `session/title` event, which wins; ours, for a session without one, says more but the same first."""
     compared = 0
     for folder in dsh_log_folders():
         events = [json.loads(line) for line in (folder / "session.jsonl").read_text().splitlines() if line]
@@ -52,10 +60,41 @@ def test_fallback_title_matches_every_dsh_fallback_title() -> None:
         for event in events:
             data = event.get("data") or {}
             if event.get("type") == "session/title" and data["source"]["kind"] == "fallback":
-                message = by_seq[data["messageSeqs"][0]]["data"]
-                assert fallback_title(message) == data["title"]
+                ours = fallback_title(by_seq[data["messageSeqs"][0]]["data"])
+                assert ours is not None
+                words = ours.removesuffix("…")
+                assert words.startswith(data["title"]) or data["title"].startswith(words), (ours, data)
                 compared += 1
     assert compared >= 100
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("Add cursor pagination to GET /invoices", "Add cursor pagination to GET /invoices"),
+        (
+            "Add cursor pagination to GET /invoices and keep the old offset parameter for a release",
+            "Add cursor pagination to GET /invoices and keep the old…",
+        ),
+        ("Fix the flaky test.\nIt fails one run in ten on CI.", "Fix the flaky test."),
+        ("\n\n  second line wins  \nthird", "second line wins"),
+        (
+            "Compare with @[Reject empty payloads](dsh-session:YWJj) first",
+            "Compare with Reject empty payloads first",
+        ),
+        ("See @[a \\] b](dsh-session:YWJj) and dsh-session:YWJj", "See a ] b and"),
+        ("x" * 80, "x" * 59 + "…"),
+        ("@[\x1b[2J](dsh-session:YWJj)", None),
+    ],
+)
+def test_prompt_title_is_the_first_line_with_mentions_as_labels(prompt: str, expected: str | None) -> None:
+    assert prompt_title(prompt) == expected
+
+
+def test_prompt_title_stays_within_its_length() -> None:
+    for words in range(1, 40):
+        title = prompt_title(" ".join(f"word{n}" for n in range(words)))
+        assert title is not None and len(title) <= FALLBACK_TITLE_CHARS
 
 
 def test_fallback_title_of_empty_or_non_text_message() -> None:

@@ -107,7 +107,7 @@ def test_matches_are_labelled_with_the_stores_title_in_the_same_call_as_their_fa
     indexer.catch_up_now()
     labels = {hit.session_id: hit.label for hit in search(indexer, "pg_dump").matches}
     # a renamed session by its title, an unnamed one by its fallback title (its first words)
-    assert labels == {"dump-here": "how do we restore the", "dump-there": "Replica restore"}
+    assert labels == {"dump-here": "how do we restore the billing dump", "dump-there": "Replica restore"}
     assert labels["dump-here"] == store.title("dump-here")
 
 

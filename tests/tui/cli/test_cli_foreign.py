@@ -137,7 +137,9 @@ def test_show_and_mention_take_foreign_ids_and_their_prefixes(
     assert shown["conversation"][0]["checkpoint"] is True
     code, out, _ = run(capsys, "mention", "gemini:5e4", "--store", str(store_root))
     assert code == EXIT_OK
-    expected = format_session_reference_mention(SessionReference(RELEASE, "Write release notes for v2"))
+    expected = format_session_reference_mention(
+        SessionReference(RELEASE, "Write release notes for v2 from the changelog.")
+    )
     assert out.strip() == expected
 
 
@@ -165,7 +167,10 @@ def test_snapshot_is_bounded_and_writes_nothing(store_root: Path, homes: dict[st
     code, out, _ = run(capsys, "snapshot", SPLIT, "--store", str(store_root), "--max-bytes", "300", "--json")
     assert code == EXIT_OK
     snapshot = json.loads(out)
-    assert snapshot["sessionId"] == SPLIT and snapshot["label"] == "Migrate the users table to"
+    assert (
+        snapshot["sessionId"] == SPLIT
+        and snapshot["label"] == "Migrate the users table to UUID keys without downtime."
+    )
     (record,) = snapshot["source"]["references"]
     assert record["truncated"] is True
     assert '"reason":"storage-not-configured"' in snapshot["text"]
