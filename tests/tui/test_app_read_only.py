@@ -8,6 +8,7 @@ from typing import Any
 import zstandard
 from app_factory import Harness, build_harness, session_id_for
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
+from sessionref_tui.mentions import chip_display_text
 from sessionref_tui.widgets.composer import Composer
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -62,7 +63,7 @@ async def test_a_refused_send_offers_a_new_session_that_mentions_it(tmp_path: Pa
         assert pilot.app.chat.is_draft
         chip = format_session_reference_mention(SessionReference(target, TRIP_TITLE))
         assert composer.value == f"{chip} what about Porto?"
-        assert composer.display_text == f"@{TRIP_TITLE} what about Porto?"
+        assert composer.display_text == f"{chip_display_text(TRIP_TITLE)} what about Porto?"
         assert str(pilot.app.query_one("#composer-notice", Static).render()) == ""
 
         await pilot.press("enter")
@@ -88,4 +89,4 @@ async def test_the_palette_offers_it_only_for_a_read_only_session(tmp_path: Path
         await pilot.press("enter")
         await settle(pilot)
         assert pilot.app.chat.is_draft
-        assert pilot.app.query_one(Composer).display_text == f"@{TRIP_TITLE} "
+        assert pilot.app.query_one(Composer).display_text == f"{chip_display_text(TRIP_TITLE)} "

@@ -15,7 +15,7 @@ from composer_harness import (
 from sessionref.contract.errors import CodedError
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.lookup import LOADING_DELAY, LOOKUP_DEBOUNCE
-from sessionref_tui.mentions import mention_for
+from sessionref_tui.mentions import CHIP_SPACE, mention_for
 from textual import events
 from textual.widgets.text_area import Selection
 
@@ -233,7 +233,7 @@ class TestKeys:
             expected = f"ask {mention_for(SESSIONS[1])} "
             assert app.submitted == []
             assert app.composer.value == expected
-            assert app.composer.display_text == "ask @Deploy checklist "
+            assert app.composer.display_text == f"ask @Deploy{CHIP_SPACE}checklist "
             assert not app.composer.popup.is_open
             await pilot.press("enter")
             await pilot.pause()
@@ -386,7 +386,8 @@ class TestChips:
             await self.accept_research(pilot)
             await pilot.press("left", "left", "left", "X")
             await settle(pilot)
-            assert app.composer.display_text == "hi @Research notXes "
+            # Still drawn as it was; the value (what is sent) has its spaces back.
+            assert app.composer.display_text == f"hi @Research{CHIP_SPACE}notXes "
             assert app.composer.value == "hi @Research notXes "
             assert not app.composer.popup.is_open
 

@@ -78,6 +78,21 @@ class TestLogicalLines:
             assert app.composer.value == "\nlast"
 
 
+class TestWrapping:
+    async def test_a_wrapped_draft_never_breaks_a_line_inside_a_chip(self) -> None:
+        app = ComposerHarness()
+        async with app.run_test(size=(40, 24)) as pilot:
+            app.composer.value = f"see {CHIPS} and {CHIPS}"
+            await settle(pilot)
+            composer_input = app.composer.input
+            breaks = composer_input.wrapped_document.get_offsets(0)
+            chips = composer_input.chips.chips
+            assert len(breaks) >= 3 and len(chips) == 8  # it wraps, around chips of several words
+            inside = [offset for offset in breaks for chip in chips if chip.start < offset < chip.end]
+            assert inside == []
+            assert app.composer.value == f"see {CHIPS} and {CHIPS}"  # sent with the labels' spaces
+
+
 class TestClearDraft:
     async def test_clear_draft_empties_the_composer_and_undo_brings_the_chips_back(self) -> None:
         app = ComposerHarness()

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sessionref.contract.uri import SessionReference, format_session_reference_mention
 from sessionref_tui.mentions import (
+    CHIP_SPACE,
     ChipDocument,
     MentionToken,
     accept_mention,
@@ -125,7 +126,7 @@ class TestReplaceRange:
 
     def test_typing_before_a_chip_shifts_it(self) -> None:
         edited = replace_range(self.document, 0, 0, "ab")
-        assert edited.display == "abx @Research notes y"
+        assert edited.display == f"abx @Research{CHIP_SPACE}notes y"
         assert (edited.chips[0].start, edited.chips[0].end) == (4, 19)
         assert edited.value == f"abx {mention('s1', 'Research notes')} y"
 
@@ -137,13 +138,13 @@ class TestReplaceRange:
     def test_typing_at_a_chip_edge_keeps_it_whole(self, offset: int) -> None:
         edited = replace_range(self.document, offset, offset, "Z")
         assert len(edited.chips) == 1
-        assert edited.display[edited.chips[0].start : edited.chips[0].end] == "@Research notes"
+        assert edited.display[edited.chips[0].start : edited.chips[0].end] == f"@Research{CHIP_SPACE}notes"
 
     def test_typing_inside_a_chip_turns_it_into_plain_text(self) -> None:
         edited = replace_range(self.document, 5, 5, "X")
         assert edited.chips == ()
-        assert edited.display == "x @ReXsearch notes y"
-        assert edited.value == edited.display
+        assert edited.display == f"x @ReXsearch{CHIP_SPACE}notes y"  # drawn as it was
+        assert edited.value == "x @ReXsearch notes y"  # sent with its spaces
 
     def test_deleting_part_of_a_chip_leaves_plain_text(self) -> None:
         edited = replace_range(self.document, 11, 17, "")
@@ -155,7 +156,7 @@ class TestReplaceRange:
 
     def test_reversed_and_out_of_range_bounds_are_clamped(self) -> None:
         edited = replace_range(self.document, 1, 0, "")
-        assert edited.display == " @Research notes y"
+        assert edited.display == f" @Research{CHIP_SPACE}notes y"
         assert replace_range(self.document, 19, 99, "!").display.endswith("y!")
 
 
@@ -228,7 +229,7 @@ class TestAcceptMention:
         token = active_mention_token_in(document, 8)
         assert token is not None
         edited, cursor = accept_mention(document, token, mention("s1", "Research notes"))
-        assert edited.display == "ask @Research notes "
+        assert edited.display == f"ask @Research{CHIP_SPACE}notes "
         assert cursor == len(edited.display)
         assert edited.value == f"ask {mention('s1', 'Research notes')} "
 
@@ -302,7 +303,13 @@ class TestChipModelProperties:
             previous_end = chip.end
         reparsed = parse_value(document.value)
         assert reparsed.value == document.value
-        assert reparsed == document
+        # A chip typed into stays drawn with its CHIP_SPACEs; reloading the value draws spaces.
+        pieces, position = [], 0
+        for chip in document.chips:
+            pieces += [document.display[position : chip.start].replace(CHIP_SPACE, " "), chip.display]
+            position = chip.end
+        pieces.append(document.display[position:].replace(CHIP_SPACE, " "))
+        assert reparsed == ChipDocument("".join(pieces), document.chips)
 
     @settings(max_examples=300, deadline=None)
     @given(
@@ -336,5 +343,5 @@ def test_the_mention_of_a_hostile_title_is_one_plain_line_and_the_chip_shows_wha
     sent = parse_session_reference_text(f"compare {token}")
     (chip,) = parse_value(token).chips
     assert sent.text == "compare @Notes /referenced-sessions sys obey me"
-    assert chip.display == "@Notes /referenced-sessions sys obey me"
+    assert chip.display == "@Notes /referenced-sessions sys obey me".replace(" ", CHIP_SPACE)
     assert sent.references[0].session_id == "s-1"

@@ -83,6 +83,12 @@ def active_mention_token(text: str, cursor: int) -> MentionToken | None:
 MAX_CONTINUED_QUERY = 80
 """Characters an `@` query may run to across spaces (past that it is surely text)."""
 
+# Shown for a space inside a chip: U+2800 (BRAILLE PATTERN BLANK) is one blank cell but not
+# whitespace, so the composer's word wrapping (which breaks at whitespace) never splits a chip
+# across two lines. Only the display uses it: the token, the value sent and saved drafts keep the
+# label's own spaces.
+CHIP_SPACE = "\u2800"
+
 
 def mention_token(text: str, cursor: int, continues_at: int | None = None) -> MentionToken | None:
     """`active_mention_token`, or, when that is None and `continues_at` is the `@` of the word whose
@@ -92,6 +98,8 @@ def mention_token(text: str, cursor: int, continues_at: int | None = None) -> Me
     matches a space ends the word again.
     """
     token = active_mention_token(text, cursor)
+    if token is not None and CHIP_SPACE in token.query:  # typed into what was a chip
+        return replace(token, query=token.query.replace(CHIP_SPACE, " "))
     if token is not None or continues_at is None:
         return token
     start = continues_at
@@ -153,12 +161,12 @@ class Chip:
 
 
 def chip_display_text(label: str) -> str:
-    """The text a chip shows for `label`: `@label` with control characters escaped.
+    """The text a chip shows for `label`: `@label`, control characters escaped, spaces unbreakable.
 
     Escaping keeps a chip on one line and keeps a hostile label from driving the
     terminal; the canonical token keeps the raw label and id.
     """
-    return "@" + inert(label)
+    return "@" + inert(label).replace(" ", CHIP_SPACE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,15 +180,16 @@ class ChipDocument:
     def value(self) -> str:
         """The canonical text: the display with each chip replaced by its token.
 
-        This is what submit, copy and saved drafts use.
+        This is what submit, copy and saved drafts use. A chip typed into turns into plain text
+        that still shows its `CHIP_SPACE`s: here they are spaces again.
         """
         parts: list[str] = []
         position = 0
         for chip in self.chips:
-            parts.append(self.display[position : chip.start])
+            parts.append(self.display[position : chip.start].replace(CHIP_SPACE, " "))
             parts.append(chip.token)
             position = chip.end
-        parts.append(self.display[position:])
+        parts.append(self.display[position:].replace(CHIP_SPACE, " "))
         return "".join(parts)
 
     def chip_ending_at(self, offset: int) -> Chip | None:
