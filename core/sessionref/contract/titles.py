@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessionref.contract.mention_scanner import scan_mentions
@@ -105,14 +105,19 @@ def _mentions_as_labels(text: str) -> str:
     return "".join(parts)
 
 
-def prompt_title(prompt: str) -> str | None:
+def prompt_title(prompt: str, mentioned: Sequence[str] = ()) -> str | None:
     """The title of a session known only by its first prompt: its first line, mentions as their
     labels, at most `FALLBACK_TITLE_CHARS` characters (cut at a word, with "…"), or None.
 
-    Only for sessions with no `session/title` event: such an event (DSH writes one with the
-    prompt's first five words) always wins. See docs/contract.md, §3.1.
+    `mentioned` are the labels of the sessions the prompt was sent with: a sent prompt carries
+    each as `@label`, shown here as `label`. Only for sessions with no `session/title` event:
+    such an event (DSH writes one with the prompt's first five words) always wins. See
+    docs/contract.md, §3.1.
     """
     scanned = _mentions_as_labels(prompt[:FALLBACK_SCAN_CHARS])
+    for label in sorted(set(mentioned), key=len, reverse=True):
+        if label:
+            scanned = scanned.replace("@" + label, label)
     first_line = next((line for line in scanned.splitlines() if line.strip()), "")
     normalized = normalize_title(first_line)
     if normalized is None:
@@ -125,6 +130,17 @@ def prompt_title(prompt: str) -> str | None:
     return cut.rstrip(" ,;:.-") + "…"
 
 
-def fallback_title(message: Mapping[str, Any]) -> str | None:
+def fallback_title(message: Mapping[str, Any], mentioned: Sequence[str] = ()) -> str | None:
     """The fallback title of a direct user message (`prompt_title` of its text)."""
-    return prompt_title(message_text(message.get("content")))
+    return prompt_title(message_text(message.get("content")), mentioned)
+
+
+def reference_labels(message: Mapping[str, Any]) -> list[str]:
+    """The labels a snapshot message (`source.kind == "session-reference"`) lists; else none."""
+    source = message.get("source")
+    if not isinstance(source, dict) or source.get("kind") != "session-reference":
+        return []
+    references = source.get("references")
+    if not isinstance(references, list):
+        return []
+    return [ref["label"] for ref in references if isinstance(ref, dict) and isinstance(ref.get("label"), str)]

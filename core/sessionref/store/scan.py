@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.contract.log_values import is_epoch_ms
-from sessionref.contract.titles import fallback_title, is_direct_user_message, normalize_title
+from sessionref.contract.titles import (
+    fallback_title,
+    is_direct_user_message,
+    normalize_title,
+    reference_labels,
+)
 from sessionref.sources import SOURCE_NAMES, source_kind_of
 from sessionref.store.errors import StoreError, shown_id
 from sessionref.store.logfile import (
@@ -130,6 +135,30 @@ def _title_of(record: dict[str, Any] | None) -> str | None:
     return normalize_title(data.get("title")) if isinstance(data, dict) else None
 
 
+def _first_prompt_title(lines: list[bytes]) -> str | None:
+    """The fallback title of the first direct user message in `lines` that has one.
+
+    A prompt that mentions sessions was sent as `@label` text, and its snapshot is the user
+    message just before or after it: the labels it lists are shown without their `@`.
+    """
+    messages: list[dict[str, Any]] = []
+    for line in lines:
+        if b"user/message" not in line:
+            continue
+        record = parse_line(line)
+        data = record.get("data") if record is not None and record.get("type") == "user/message" else None
+        if isinstance(data, dict):
+            messages.append(data)
+    for index, message in enumerate(messages):
+        if not is_direct_user_message(message):
+            continue
+        neighbours = messages[max(0, index - 1) : index] + messages[index + 1 : index + 2]
+        title = fallback_title(message, [label for other in neighbours for label in reference_labels(other)])
+        if title is not None:
+            return title
+    return None
+
+
 def _consume_lines(state: LogState, lines: list[bytes], *, at_start: bool) -> None:
     rest = lines
     if at_start:
@@ -149,15 +178,7 @@ def _consume_lines(state: LogState, lines: list[bytes], *, at_start: bool) -> No
                 state.title = title
                 break
     if state.title is None and state.fallback is None:
-        for line in rest:
-            if b"user/message" in line:
-                record = parse_line(line)
-                if record is not None and record.get("type") == "user/message":
-                    data = record.get("data")
-                    if isinstance(data, dict) and is_direct_user_message(data):
-                        state.fallback = fallback_title(data)
-                        if state.fallback is not None:
-                            break
+        state.fallback = _first_prompt_title(rest)
     for line in reversed(rest):
         record = parse_line(line)
         seq = record_last_seq(record) if record is not None else None

@@ -199,6 +199,26 @@ async def test_titles_fallback_then_rename(store: SessionStore) -> None:
     assert caught.value.code == "STORE_INVALID_TITLE"
 
 
+@pytest.mark.parametrize("placement", ["before", "after"])
+def test_a_first_prompt_sent_with_mentions_is_titled_without_their_at_signs(
+    store: SessionStore, placement: str
+) -> None:
+    labels = ["Fix flaky retry test in payments", "Speed up CI"]
+    snapshot = {
+        "type": "user/message",
+        "data": {
+            "source": {"kind": "session-reference", "references": [{"label": label} for label in labels]},
+            "content": [{"type": "text", "text": "## Referenced sessions ..."}],
+            "role": "user",
+        },
+        "surfaceOp": "append",
+    }
+    prompt = user_message("compare @Fix flaky retry test in payments with @Speed up CI please")
+    store.create_session(cwd=None, session_id="s1")
+    store.append("s1", [snapshot, prompt] if placement == "before" else [prompt, snapshot])
+    assert store.title("s1") == "compare Fix flaky retry test in payments with Speed up CI…"
+
+
 async def test_compaction_replaces_the_whole_surface(store: SessionStore) -> None:
     store.create_session(cwd=None, session_id="s1")
     store.append(
