@@ -41,7 +41,7 @@ def add_long_session(store_root: Path) -> None:
 
     store = open_store(store_root)
     try:
-        if store.records([LONG_ID]):
+        if store.records_with_titles([LONG_ID]):
             return
         store.create_session(cwd="/home/dev/proj-1", session_id=LONG_ID, created_at=1_790_000_000_000)
         rng = random.Random(2000)
