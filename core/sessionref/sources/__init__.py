@@ -1,24 +1,19 @@
 """Read-only readers for other agents' session histories, one module per source.
 
 Pure and toolkit-free: standard library plus the contract's pure modules. Nothing here
-writes anywhere; every file is opened read-only, inside its source root.
+writes anywhere; every file is opened read-only, inside its source root (SQLite databases
+through `sessionref.sources.sqlite_snapshot`, which never creates a `-wal` or `-shm`).
 
-The sources are listed once, in `sessionref.sources.registry.SOURCES`; each reader module
-exposes `READER`, a `sessionref.sources.reader.SourceReader` (what the store walks, scans and
-reads with). Per source, the modules also keep their functions:
+The sources are listed once, in `sessionref.sources.registry.SOURCES` (name, two-letter mark,
+reader); nothing else names a source. Each reader module exposes `READER`, a
+`sessionref.sources.reader.SourceReader`: where the agent keeps its histories
+(`default_root`), how to list them cheaply (`walk`), the resumable discovery scan of one file
+(`scan`) and a session's facts from its scans (`summarize`), and one session in full as a
+`ForeignSession` (`read`: summary plus a projectable surface snapshot); a database source also
+says how to list the sessions inside it (`database`). docs/sources/<agent>.md describes each format.
 
-* `default_root(env=None, home=None)`: the source root (its environment variable, else the
-  home path);
-* `walk(root)`: the session files, cheaply (no reads, except a Codex file whose name lacks
-  the session id); Codex yields `CodexSessionFiles` (all files of one session);
-* `scan_session_file(root, path, previous=None)`: the resumable discovery scan of one file
-  (a `FileScan` subclass with `to_json`/`from_json`); its summary is `scan.summary()`
-  (Claude), `scan.summary(project_cwd(root, path))` (Gemini) or
-  `codex.summarize(id, scans, thread_names)` (Codex, with `scan_thread_names(root)`);
-* `read_session(root, ...)`: a `ForeignSession` (summary plus a projectable surface snapshot).
-
-The names and the reader modules load on first use (`sessionref.lazy_exports`): the app marks
-rows with `source_kind_of` before its first frame without loading the three readers.
+The names below load on first use (`sessionref.lazy_exports`): the app marks rows with
+`source_kind_of` before its first frame without loading any reader.
 """
 
 from __future__ import annotations
