@@ -25,7 +25,7 @@ from sessionref.textsearch.store_index import StoreConversationIndex
 from sessionref_tui.app import SessionrefApp
 from sessionref_tui.demo import DEMO_NAMESPACE, demo_session_id, seed_demo_store
 from sessionref_tui.demo_histories import seed_demo_histories
-from worker_wait import workers_done
+from worker_wait import until, workers_done
 
 FIXED_NOW_MS = 1_800_000_000_000
 """The clock every factory app reads: ages in the sidebar and popup never drift between runs."""
@@ -193,11 +193,8 @@ async def await_text_index(pilot: Any, harness: Harness) -> None:
     (`build_harness(text_search=True)`)."""
     conversations = harness.workspace.conversations
     assert conversations is not None
-    for _ in range(100):  # the app starts it after its first frames: a few loop turns
-        if conversations.status.phase != "idle":
-            break
-        await pilot.pause()
-    assert conversations.status.phase != "idle", "the app never started the conversation index"
+    # The app starts it after its first frames.
+    await until(pilot, lambda: conversations.status.phase != "idle", "the app started the conversation index")
     await asyncio.to_thread(conversations.drain, 30)
 
 

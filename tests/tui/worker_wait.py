@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
+from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerState
 
 # A worker started while the previous batch is awaited (a preview after a lookup, say) is waited for
 # in the next round; this many rounds is far more than any chain of follow-up work the app starts.
 MAX_ROUNDS = 50
+# How often `until` looks again (seconds of the app running between two looks).
+POLL_INTERVAL = 0.02
 
 
 async def workers_done(app: App[Any], *, skip_group: str | None = None) -> None:
@@ -31,3 +36,18 @@ async def workers_done(app: App[Any], *, skip_group: str | None = None) -> None:
             except WorkerCancelled:
                 continue
     raise AssertionError(f"the app kept starting workers for {MAX_ROUNDS} rounds")
+
+
+async def until(
+    pilot: Pilot[Any], condition: Callable[[], bool], what: str, *, timeout: float = 60.0
+) -> None:
+    """Let the app run until `condition()` holds; fail naming `what` if it has not after `timeout` s.
+
+    For a state another thread brings about (the store opened, the index started), which no number
+    of event-loop turns is sure to reach on a loaded machine. The timeout only bounds a failure.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not after {timeout:.0f} s")
+        await pilot.pause(POLL_INTERVAL)

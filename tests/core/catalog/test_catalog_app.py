@@ -35,7 +35,7 @@ from sessionref_tui.widgets.sidebar import Sidebar
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import OptionList
-from worker_wait import workers_done
+from worker_wait import until, workers_done
 
 NOW_MS = 1_800_000_000_000
 DESK = "/srv/bob/deploy"
@@ -180,10 +180,8 @@ async def test_the_running_app_publishes_a_new_message_in_the_background(
     reports: queue.Queue[PublishReport] = queue.Queue()
     async with _app(workspace).run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        for _ in range(100):  # the app starts publishing once the sessions are on screen
-            if workspace.publishing is not None:
-                break
-            await pilot.pause()
+        # The app starts publishing once the sessions are on screen.
+        await until(pilot, lambda: workspace.publishing is not None, "the app started publishing")
         assert workspace.publishing is not None
         workspace.publishing.on_report(reports.put)
         await asyncio.to_thread(_wait_until_published, reports, shared, "ship it")  # the first round
