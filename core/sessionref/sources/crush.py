@@ -28,18 +28,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from sessionref.contract.events import SurfaceEvent
-from sessionref.contract.titles import prompt_title
+from sessionref.sources.database_chats import (
+    ChatMessage,
+    chat_session,
+    chat_summary,
+    count,
+    first_prompt_title,
+    gone,
+    json_value,
+    no_session_files,
+    split_by_version,
+    xdg_data_folder,
+)
 from sessionref.sources.foreign import (
     ForeignSession,
     ForeignSourceError,
     ForeignSourceErrorCode,
     ForeignSummary,
-    assistant_event,
-    build_snapshot,
-    foreign_session_id,
-    is_valid_native_id,
-    user_event,
 )
 from sessionref.sources.lines import read_small_text
 from sessionref.sources.reader import DatabaseSessions, SessionFiles, WalkContext
@@ -67,10 +72,7 @@ SCHEMA: Final[dict[str, tuple[str, ...]]] = {
 
 def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
     """`$XDG_DATA_HOME/crush` when that variable is set, else `~/.local/share/crush`."""
-    environment = os.environ if env is None else env
-    data = environment.get("XDG_DATA_HOME", "")
-    base = Path(data) if data else (Path.home() if home is None else home) / ".local" / "share"
-    return base / "crush"
+    return xdg_data_folder("crush", env, home)
 
 
 def _regular_file(path: str) -> bool:
@@ -121,21 +123,6 @@ def _companions(database: str) -> tuple[str, ...]:
     )
 
 
-def _json(value: object) -> Any:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if not isinstance(value, str):
-        return None
-    try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def visible_texts(parts: object) -> list[str]:
     """The `text` parts' texts of a message's `parts` (never reasoning, tool calls or results)."""
     texts: list[str] = []
@@ -149,23 +136,15 @@ def visible_texts(parts: object) -> list[str]:
     return texts
 
 
-@dataclass(frozen=True, slots=True)
-class _Message:
-    message_id: str
-    role: str
-    time_ms: int
-    model: str
-    texts: tuple[str, ...]
-
-
-def _messages(connection: sqlite3.Connection, session_id: str) -> list[_Message]:
+def _messages(connection: sqlite3.Connection, session_id: str) -> list[ChatMessage]:
     return [
-        _Message(
+        ChatMessage(
             message_id,
             role if isinstance(role, str) else "",
-            _int(created) * 1000,
+            count(created) * 1000,
+            tuple(visible_texts(json_value(parts))),
+            KIND,
             model if isinstance(model, str) and model else UNKNOWN,
-            tuple(visible_texts(_json(parts))),
         )
         for message_id, role, parts, model, created in connection.execute(
             "SELECT id, role, parts, model, created_at FROM messages"
@@ -174,28 +153,6 @@ def _messages(connection: sqlite3.Connection, session_id: str) -> list[_Message]
         )
         if isinstance(message_id, str)
     ]
-
-
-def _events(messages: Sequence[_Message]) -> list[SurfaceEvent]:
-    events: list[SurfaceEvent] = []
-    for seq, message in enumerate(messages, start=1):
-        if not message.texts:
-            continue
-        if message.role == "user":
-            events.append(user_event(seq, message.time_ms, message.message_id, list(message.texts)))
-        elif message.role == "assistant":
-            texts = list(message.texts)
-            events.append(
-                assistant_event(seq, message.time_ms, message.message_id, texts, KIND, message.model)
-            )
-    return events
-
-
-def _first_prompt(messages: Sequence[_Message]) -> str | None:
-    for message in messages:
-        if message.role == "user" and message.texts:
-            return prompt_title("\n".join(message.texts))
-    return None
 
 
 def _summary(
@@ -207,18 +164,16 @@ def _summary(
     path: Path,
     prompt: str | None,
 ) -> ForeignSummary:
-    created_ms = _int(created) * 1000
-    updated_ms = max(created_ms, _int(updated) * 1000)
-    return ForeignSummary(
-        session_id=foreign_session_id(KIND, native_id),
-        source_kind=KIND,
-        native_id=native_id,
+    created_ms, updated_ms = count(created) * 1000, count(updated) * 1000
+    return chat_summary(
+        KIND,
+        native_id,
+        path,
         cwd=project,
-        created_at=created_ms,
-        updated_at=updated_ms,
-        title=tool_title(title) or prompt,
-        paths=(path,),
-        version=f"db:{updated_ms}",
+        created_ms=created_ms,
+        updated_ms=updated_ms,
+        title=title,
+        prompt=prompt,
     )
 
 
@@ -250,19 +205,23 @@ class CrushDatabases:
 
         def query(connection: sqlite3.Connection) -> DatabaseSessions:
             require_columns(connection, SCHEMA)
-            unchanged: list[str] = []
-            changed: list[ForeignSummary] = []
-            for native_id, title, created, updated in connection.execute(
+            rows = connection.execute(
                 "SELECT id, title, created_at, updated_at FROM sessions WHERE parent_session_id IS NULL"
-            ):
-                if not is_valid_native_id(native_id):
-                    continue
-                if known.get(native_id) == f"db:{max(_int(created), _int(updated)) * 1000}":
-                    unchanged.append(native_id)
-                    continue
-                prompt = None if tool_title(title) else _first_prompt(_messages(connection, native_id))
-                changed.append(_summary(native_id, project, title, created, updated, path, prompt))
-            return DatabaseSessions(tuple(unchanged), tuple(changed))
+            )
+
+            def summarize(native_id: str, row: tuple[object, object, object]) -> ForeignSummary:
+                title, created, updated = row
+                prompt = None if tool_title(title) else first_prompt_title(_messages(connection, native_id))
+                return _summary(native_id, project, title, created, updated, path, prompt)
+
+            return split_by_version(
+                (
+                    (native_id, max(count(created), count(updated)) * 1000, (title, created, updated))
+                    for native_id, title, created, updated in rows
+                ),
+                known,
+                summarize,
+            )
 
         return read_database(root, path, query, linked)
 
@@ -293,7 +252,7 @@ class CrushReader:
 
     def scan(self, root: Path, path: Path, previous: FileScan | None) -> CrushScan:
         """Crush has no per-session files: any other file is not one of its sessions."""
-        raise ForeignSourceError(ForeignSourceErrorCode.UNREADABLE, f"{str(path)!r} is not a Crush database")
+        raise no_session_files("Crush", path)
 
     def summarize(
         self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
@@ -306,28 +265,21 @@ class CrushReader:
         path = paths[0]
         project, linked = _listed_database(root, path)
 
-        def query(connection: sqlite3.Connection) -> tuple[ForeignSummary, list[_Message]]:
+        def query(connection: sqlite3.Connection) -> ForeignSession:
             require_columns(connection, SCHEMA)
             row = connection.execute(
                 "SELECT title, created_at, updated_at FROM sessions WHERE id = ?", (native_id,)
             ).fetchone()
             if row is None:
-                raise ForeignSourceError(
-                    ForeignSourceErrorCode.INVALID_SESSION, f"crush session {native_id!r} is gone"
-                )
+                raise gone(KIND, native_id)
             messages = _messages(connection, native_id)
             title, created, updated = row
-            return _summary(
-                native_id, project, title, created, updated, path, _first_prompt(messages)
-            ), messages
+            summary = _summary(
+                native_id, project, title, created, updated, path, first_prompt_title(messages)
+            )
+            return chat_session(summary, messages)
 
-        summary, messages = read_database(root, path, query, linked)
-        return ForeignSession(
-            summary=summary,
-            snapshot=build_snapshot(summary, _events(messages)),
-            skipped_lines=0,
-            lines_read=len(messages),
-        )
+        return read_database(root, path, query, linked)
 
 
 READER: Final = CrushReader()

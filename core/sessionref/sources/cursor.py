@@ -18,7 +18,6 @@ shape for them is described (docs/sources/cursor.md says what is missing).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,19 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from sessionref.contract.events import SurfaceEvent
-from sessionref.contract.titles import prompt_title
-from sessionref.sources.foreign import (
-    ForeignSession,
-    ForeignSourceError,
-    ForeignSourceErrorCode,
-    ForeignSummary,
-    assistant_event,
-    build_snapshot,
-    foreign_session_id,
-    is_valid_native_id,
-    user_event,
+from sessionref.sources.database_chats import (
+    ChatMessage,
+    chat_session,
+    chat_summary,
+    count,
+    first_prompt_title,
+    gone,
+    json_object,
+    no_session_files,
+    split_by_version,
 )
+from sessionref.sources.foreign import ForeignSession, ForeignSummary
 from sessionref.sources.reader import DatabaseSessions, SessionFiles, WalkContext
 from sessionref.sources.registry import registered
 from sessionref.sources.scan import DatabaseOnlyScan, FileScan
@@ -68,29 +66,6 @@ def default_root(env: Mapping[str, str] | None = None, home: Path | None = None)
     return base / ".config" / "Cursor" / "User"
 
 
-def _json(value: object) -> dict[str, Any]:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if not isinstance(value, str):
-        return {}
-    try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-@dataclass(frozen=True, slots=True)
-class _Bubble:
-    bubble_id: str
-    role: str
-    text: str
-
-
 def bubble_text(bubble: Mapping[str, Any]) -> str | None:
     """The visible text of a bubble: its `text`, else its `rawText`; None when empty."""
     for field in ("text", "rawText"):
@@ -100,57 +75,34 @@ def bubble_text(bubble: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _bubbles(connection: sqlite3.Connection, composer_id: str) -> list[_Bubble]:
+def _bubbles(connection: sqlite3.Connection, composer_id: str, time_ms: int) -> list[ChatMessage]:
+    """The conversation's user and assistant bubbles with text, all at `time_ms` (bubbles carry no time)."""
     prefix = f"{BUBBLE_PREFIX}{composer_id}:"
-    found: list[_Bubble] = []
+    found: list[ChatMessage] = []
     # A key range, not LIKE: the composer id may hold `_` or `%`, and a range uses the key's index.
     for key, value in connection.execute(
         "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ? ORDER BY rowid",
         (prefix, f"{prefix[:-1]};"),
     ):
-        data = _json(value)
+        data = json_object(value)
         kind = data.get("type")
         role = "user" if kind == USER_BUBBLE else "assistant" if kind == ASSISTANT_BUBBLE else ""
         text = bubble_text(data)
         if role and text is not None and isinstance(key, str):
-            found.append(_Bubble(key[len(prefix) :], role, text))
+            found.append(ChatMessage(key[len(prefix) :], role, time_ms, (text,), KIND, UNKNOWN))
     return found
 
 
-def _events(bubbles: Sequence[_Bubble], time: int) -> list[SurfaceEvent]:
-    events: list[SurfaceEvent] = []
-    for seq, bubble in enumerate(bubbles, start=1):
-        if bubble.role == "user":
-            events.append(user_event(seq, time, bubble.bubble_id, [bubble.text]))
-        else:
-            events.append(assistant_event(seq, time, bubble.bubble_id, [bubble.text], KIND, UNKNOWN))
-    return events
-
-
-def _first_prompt(bubbles: Sequence[_Bubble]) -> str | None:
-    for bubble in bubbles:
-        if bubble.role == "user":
-            return prompt_title(bubble.text)
-    return None
-
-
 def _times(composer: Mapping[str, Any]) -> tuple[int, int]:
-    created = _int(composer.get("createdAt"))
-    return created, max(created, _int(composer.get("lastUpdatedAt")))
+    created = count(composer.get("createdAt"))
+    return created, max(created, count(composer.get("lastUpdatedAt")))
 
 
 def _summary(native_id: str, composer: Mapping[str, Any], path: Path, prompt: str | None) -> ForeignSummary:
     created, updated = _times(composer)
-    return ForeignSummary(
-        session_id=foreign_session_id(KIND, native_id),
-        source_kind=KIND,
-        native_id=native_id,
-        cwd=None,
-        created_at=created,
-        updated_at=updated,
-        title=tool_title(composer.get("name")) or prompt,
-        paths=(path,),
-        version=f"db:{updated}",
+    title = composer.get("name")
+    return chat_summary(
+        KIND, native_id, path, cwd=None, created_ms=created, updated_ms=updated, title=title, prompt=prompt
     )
 
 
@@ -160,8 +112,8 @@ def _composers(connection: sqlite3.Connection) -> Iterator[tuple[str, dict[str, 
         (COMPOSER_PREFIX, f"{COMPOSER_PREFIX[:-1]};"),
     ):
         native_id = key[len(COMPOSER_PREFIX) :] if isinstance(key, str) else None
-        if is_valid_native_id(native_id) and native_id is not None:
-            yield native_id, _json(value)
+        if native_id is not None:
+            yield native_id, json_object(value)
 
 
 class CursorDatabase:
@@ -177,32 +129,31 @@ class CursorDatabase:
 
         def query(connection: sqlite3.Connection) -> DatabaseSessions:
             require_columns(connection, SCHEMA)
-            unchanged: list[str] = []
-            changed: list[ForeignSummary] = []
-            for native_id, composer in _composers(connection):
-                if known.get(native_id) == f"db:{_times(composer)[1]}":
-                    unchanged.append(native_id)
-                    continue
+
+            def summarize(native_id: str, composer: dict[str, Any]) -> ForeignSummary:
                 named = tool_title(composer.get("name"))
-                prompt = None if named else _first_prompt(_bubbles(connection, native_id))
-                changed.append(_summary(native_id, composer, path, prompt))
-            return DatabaseSessions(tuple(unchanged), tuple(changed))
+                bubbles = [] if named else _bubbles(connection, native_id, _times(composer)[1])
+                return _summary(native_id, composer, path, first_prompt_title(bubbles))
+
+            rows = (
+                (native_id, _times(composer)[1], composer) for native_id, composer in _composers(connection)
+            )
+            return split_by_version(rows, known, summarize)
 
         return read_database(root, path, query)
 
 
-def _read_conversation(root: Path, path: Path, native_id: str) -> tuple[ForeignSummary, list[_Bubble]]:
-    def query(connection: sqlite3.Connection) -> tuple[ForeignSummary, list[_Bubble]]:
+def _read_conversation(root: Path, path: Path, native_id: str) -> ForeignSession:
+    def query(connection: sqlite3.Connection) -> ForeignSession:
         require_columns(connection, SCHEMA)
         row = connection.execute(
             "SELECT value FROM cursorDiskKV WHERE key = ?", (f"{COMPOSER_PREFIX}{native_id}",)
         ).fetchone()
         if row is None:
-            raise ForeignSourceError(
-                ForeignSourceErrorCode.INVALID_SESSION, f"cursor conversation {native_id!r} is gone"
-            )
-        bubbles = _bubbles(connection, native_id)
-        return _summary(native_id, _json(row[0]), path, _first_prompt(bubbles)), bubbles
+            raise gone(KIND, native_id)
+        composer = json_object(row[0])
+        bubbles = _bubbles(connection, native_id, _times(composer)[1])
+        return chat_session(_summary(native_id, composer, path, first_prompt_title(bubbles)), bubbles)
 
     return read_database(root, path, query)
 
@@ -234,7 +185,7 @@ class CursorReader:
 
     def scan(self, root: Path, path: Path, previous: FileScan | None) -> CursorScan:
         """Cursor has no per-session files: any other file is not one of its sessions."""
-        raise ForeignSourceError(ForeignSourceErrorCode.UNREADABLE, f"{str(path)!r} is not a Cursor database")
+        raise no_session_files("Cursor", path)
 
     def summarize(
         self, root: Path, native_id: str | None, scans: Sequence[FileScan], context: WalkContext
@@ -244,13 +195,7 @@ class CursorReader:
 
     def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
         """One conversation in full from the database."""
-        summary, bubbles = _read_conversation(root, paths[0], native_id)
-        return ForeignSession(
-            summary=summary,
-            snapshot=build_snapshot(summary, _events(bubbles, summary.updated_at)),
-            skipped_lines=0,
-            lines_read=len(bubbles),
-        )
+        return _read_conversation(root, paths[0], native_id)
 
 
 READER: Final = CursorReader()

@@ -18,7 +18,6 @@ its messages and parts in `storage/message/<session>/` and `storage/part/<messag
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,18 +25,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from sessionref.contract.events import SurfaceEvent
-from sessionref.contract.titles import prompt_title
+from sessionref.sources.database_chats import (
+    ChatMessage,
+    chat_session,
+    chat_summary,
+    count,
+    first_prompt_title,
+    gone,
+    json_object,
+    split_by_version,
+    xdg_data_folder,
+)
 from sessionref.sources.foreign import (
     ForeignSession,
     ForeignSourceError,
     ForeignSourceErrorCode,
     ForeignSummary,
-    assistant_event,
-    build_snapshot,
     foreign_session_id,
     is_valid_native_id,
-    user_event,
 )
 from sessionref.sources.lines import read_small_text
 from sessionref.sources.reader import DatabaseSessions, SessionFiles, WalkContext
@@ -64,30 +69,11 @@ SCHEMA: Final[dict[str, tuple[str, ...]]] = {
 
 def default_root(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
     """`$XDG_DATA_HOME/opencode` when that variable is set, else `~/.local/share/opencode`."""
-    environment = os.environ if env is None else env
-    data = environment.get("XDG_DATA_HOME", "")
-    base = Path(data) if data else (Path.home() if home is None else home) / ".local" / "share"
-    return base / "opencode"
-
-
-def _json(value: object) -> dict[str, Any]:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if not isinstance(value, str):
-        return {}
-    try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
+    return xdg_data_folder("opencode", env, home)
 
 
 def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def visible_text(part: Mapping[str, Any]) -> str | None:
@@ -98,65 +84,33 @@ def visible_text(part: Mapping[str, Any]) -> str | None:
     return text if isinstance(text, str) and text.strip() else None
 
 
-@dataclass(frozen=True, slots=True)
-class _Message:
-    message_id: str
-    role: str
-    time: int
-    model: str
-    provider: str
-    texts: tuple[str, ...]
-
-
-def _message(message_id: str, data: Mapping[str, Any], time: int, texts: Sequence[str]) -> _Message:
+def _message(message_id: str, data: Mapping[str, Any], time: int, texts: Sequence[str]) -> ChatMessage:
     role = data.get("role")
     model = data.get("modelID")
     provider = data.get("providerID")
-    return _Message(
+    return ChatMessage(
         message_id,
         role if isinstance(role, str) else "",
         time,
-        model if isinstance(model, str) and model else UNKNOWN,
-        provider if isinstance(provider, str) and provider else KIND,
         tuple(texts),
+        provider if isinstance(provider, str) and provider else KIND,
+        model if isinstance(model, str) and model else UNKNOWN,
     )
-
-
-def _events(messages: Sequence[_Message]) -> list[SurfaceEvent]:
-    events: list[SurfaceEvent] = []
-    for seq, message in enumerate(messages, start=1):
-        if not message.texts:
-            continue
-        if message.role == "user":
-            events.append(user_event(seq, message.time, message.message_id, list(message.texts)))
-        elif message.role == "assistant":
-            texts = list(message.texts)
-            events.append(
-                assistant_event(seq, message.time, message.message_id, texts, message.provider, message.model)
-            )
-    return events
-
-
-def _first_prompt(messages: Sequence[_Message]) -> str | None:
-    for message in messages:
-        if message.role == "user" and message.texts:
-            return prompt_title("\n".join(message.texts))
-    return None
 
 
 # -- the database -------------------------------------------------------------------------------
 
 
-def _database_messages(connection: sqlite3.Connection, session_id: str) -> list[_Message]:
+def _database_messages(connection: sqlite3.Connection, session_id: str) -> list[ChatMessage]:
     parts: dict[str, list[str]] = {}
     for message_id, data in connection.execute(
         "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (session_id,)
     ):
-        text = visible_text(_json(data))
+        text = visible_text(json_object(data))
         if text is not None and isinstance(message_id, str):
             parts.setdefault(message_id, []).append(text)
     return [
-        _message(message_id, _json(data), _int(created), parts.get(message_id, []))
+        _message(message_id, json_object(data), count(created), parts.get(message_id, []))
         for message_id, created, data in connection.execute(
             "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
             (session_id,),
@@ -174,18 +128,16 @@ def _summary(
     path: Path,
     prompt: str | None,
 ) -> ForeignSummary:
-    created_ms = _int(created)
-    updated_ms = max(created_ms, _int(updated))
-    return ForeignSummary(
-        session_id=foreign_session_id(KIND, native_id),
-        source_kind=KIND,
-        native_id=native_id,
-        cwd=directory if isinstance(directory, str) and directory.startswith("/") else None,
-        created_at=created_ms,
-        updated_at=updated_ms,
-        title=tool_title(title) or prompt,
-        paths=(path,),
-        version=f"db:{updated_ms}",
+    cwd = directory if isinstance(directory, str) and directory.startswith("/") else None
+    return chat_summary(
+        KIND,
+        native_id,
+        path,
+        cwd=cwd,
+        created_ms=count(created),
+        updated_ms=count(updated),
+        title=title,
+        prompt=prompt,
     )
 
 
@@ -202,40 +154,43 @@ class OpenCodeDatabase:
 
         def query(connection: sqlite3.Connection) -> DatabaseSessions:
             require_columns(connection, SCHEMA)
-            unchanged: list[str] = []
-            changed: list[ForeignSummary] = []
-            for native_id, directory, title, created, updated in connection.execute(
+            rows = connection.execute(
                 "SELECT id, directory, title, time_created, time_updated FROM session WHERE parent_id IS NULL"
-            ):
-                if not is_valid_native_id(native_id):
-                    continue
-                if known.get(native_id) == f"db:{max(_int(created), _int(updated))}":
-                    unchanged.append(native_id)
-                    continue
+            )
+
+            def summarize(native_id: str, row: tuple[object, object, object, object]) -> ForeignSummary:
+                directory, title, created, updated = row
                 prompt = (
-                    None if tool_title(title) else _first_prompt(_database_messages(connection, native_id))
+                    None
+                    if tool_title(title)
+                    else first_prompt_title(_database_messages(connection, native_id))
                 )
-                changed.append(_summary(native_id, directory, title, created, updated, path, prompt))
-            return DatabaseSessions(tuple(unchanged), tuple(changed))
+                return _summary(native_id, directory, title, created, updated, path, prompt)
+
+            return split_by_version(
+                (
+                    (native_id, max(count(created), count(updated)), (directory, title, created, updated))
+                    for native_id, directory, title, created, updated in rows
+                ),
+                known,
+                summarize,
+            )
 
         return read_database(root, path, query)
 
 
-def _read_database_session(root: Path, path: Path, native_id: str) -> tuple[ForeignSummary, list[_Message]]:
-    def query(connection: sqlite3.Connection) -> tuple[ForeignSummary, list[_Message]]:
+def _read_database_session(root: Path, path: Path, native_id: str) -> ForeignSession:
+    def query(connection: sqlite3.Connection) -> ForeignSession:
         require_columns(connection, SCHEMA)
         row = connection.execute(
             "SELECT directory, title, time_created, time_updated FROM session WHERE id = ?", (native_id,)
         ).fetchone()
         if row is None:
-            raise ForeignSourceError(
-                ForeignSourceErrorCode.INVALID_SESSION, f"opencode session {native_id!r} is gone"
-            )
+            raise gone(KIND, native_id)
         messages = _database_messages(connection, native_id)
         directory, title, created, updated = row
-        return _summary(
-            native_id, directory, title, created, updated, path, _first_prompt(messages)
-        ), messages
+        prompt = first_prompt_title(messages)
+        return chat_session(_summary(native_id, directory, title, created, updated, path, prompt), messages)
 
     return read_database(root, path, query)
 
@@ -265,7 +220,7 @@ class LegacySessionScan(FileScan):
 
 def _legacy_document(root: Path, path: Path) -> dict[str, Any]:
     text = read_small_text(root, path, LEGACY_MAX_BYTES)
-    return _json(text) if text is not None else {}
+    return json_object(text) if text is not None else {}
 
 
 def _legacy_scan(root: Path, path: Path, previous: LegacySessionScan | None) -> LegacySessionScan:
@@ -287,15 +242,15 @@ def _legacy_scan(root: Path, path: Path, previous: LegacySessionScan | None) -> 
     scan.parent = bool(document.get("parentID"))
     directory = document.get("directory")
     scan.cwd = directory if isinstance(directory, str) and directory.startswith("/") else None
-    scan.created_at = _int(times.get("created"))
-    scan.updated_at = max(scan.created_at, _int(times.get("updated")))
+    scan.created_at = count(times.get("created"))
+    scan.updated_at = max(scan.created_at, count(times.get("updated")))
     scan.title = tool_title(document.get("title"))
     return scan
 
 
-def _legacy_messages(root: Path, storage: Path, native_id: str) -> list[_Message]:
+def _legacy_messages(root: Path, storage: Path, native_id: str) -> list[ChatMessage]:
     inside = real_root(root)
-    found: list[tuple[int, str, _Message]] = []
+    found: list[tuple[int, str, ChatMessage]] = []
     for path in list_files(storage / "message" / native_id, inside, "", (".json",)):
         data = _legacy_document(root, path)
         message_id = data.get("id")
@@ -307,7 +262,7 @@ def _legacy_messages(root: Path, storage: Path, native_id: str) -> list[_Message
             for part_path in list_files(storage / "part" / message_id, inside, "", (".json",))
             if (text := visible_text(_legacy_document(root, part_path))) is not None
         ]
-        created = _int(times.get("created"))
+        created = count(times.get("created"))
         found.append((created, message_id, _message(message_id, data, created, texts)))
     found.sort(key=lambda item: (item[0], item[1]))
     return [message for _, _, message in found]
@@ -348,7 +303,7 @@ class OpenCodeReader:
         (scan,) = scans
         if not isinstance(scan, LegacySessionScan) or scan.native_id is None or scan.parent:
             return None
-        title = scan.title or _first_prompt(_legacy_messages(root, root / "storage", scan.native_id))
+        title = scan.title or first_prompt_title(_legacy_messages(root, root / "storage", scan.native_id))
         return ForeignSummary(
             session_id=foreign_session_id(KIND, scan.native_id),
             source_kind=KIND,
@@ -364,26 +319,20 @@ class OpenCodeReader:
         """One session in full, from the database or the legacy tree."""
         path = paths[0]
         if path.suffix == ".db":
-            summary, messages = _read_database_session(root, path, native_id)
-        else:
-            scan = _legacy_scan(root, path, None)
-            messages = _legacy_messages(root, root / "storage", native_id)
-            summary = ForeignSummary(
-                foreign_session_id(KIND, native_id),
-                KIND,
-                native_id,
-                scan.cwd,
-                scan.created_at or 0,
-                scan.updated_at or 0,
-                scan.title or _first_prompt(messages),
-                (path,),
-            )
-        return ForeignSession(
-            summary=summary,
-            snapshot=build_snapshot(summary, _events(messages)),
-            skipped_lines=0,
-            lines_read=len(messages),
+            return _read_database_session(root, path, native_id)
+        scan = _legacy_scan(root, path, None)
+        messages = _legacy_messages(root, root / "storage", native_id)
+        summary = ForeignSummary(
+            foreign_session_id(KIND, native_id),
+            KIND,
+            native_id,
+            scan.cwd,
+            scan.created_at or 0,
+            scan.updated_at or 0,
+            scan.title or first_prompt_title(messages),
+            (path,),
         )
+        return chat_session(summary, messages)
 
 
 READER: Final = OpenCodeReader()
