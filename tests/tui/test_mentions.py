@@ -279,6 +279,10 @@ class TestClipboardRanges:
         assert expand_to_chips(self.document, 0, 3) == (0, 6)
         assert expand_to_chips(self.document, 7, 6) == (6, 7)
 
+    def test_a_chip_typed_into_is_copied_with_its_spaces(self) -> None:
+        document = replace_range(parse_value(f"x {mention('s1', 'Research notes')} y"), 5, 5, "X")
+        assert canonical_slice(document, 0, len(document.display)) == "x @ReXsearch notes y"
+
     def test_canonical_slice_writes_tokens(self) -> None:
         assert canonical_slice(self.document, 0, 8) == f"a {ABC} b"
         assert canonical_slice(self.document, 4, 7) == f"{ABC} "

@@ -183,14 +183,7 @@ class ChipDocument:
         This is what submit, copy and saved drafts use. A chip typed into turns into plain text
         that still shows its `CHIP_SPACE`s: here they are spaces again.
         """
-        parts: list[str] = []
-        position = 0
-        for chip in self.chips:
-            parts.append(self.display[position : chip.start].replace(CHIP_SPACE, " "))
-            parts.append(chip.token)
-            position = chip.end
-        parts.append(self.display[position:].replace(CHIP_SPACE, " "))
-        return "".join(parts)
+        return canonical_slice(self, 0, len(self.display))
 
     def chip_ending_at(self, offset: int) -> Chip | None:
         """The chip whose last character is just before `offset`, if any."""
@@ -393,13 +386,14 @@ def expand_to_chips(document: ChipDocument, start: int, end: int) -> tuple[int, 
 
 
 def canonical_slice(document: ChipDocument, start: int, end: int) -> str:
-    """The canonical text of `start..end` widened to whole chips: what copy puts on the clipboard."""
+    """The canonical text of `start..end` widened to whole chips: what copy puts on the clipboard
+    (a `CHIP_SPACE` outside a chip, left by a chip typed into, is a space again)."""
     start, end = expand_to_chips(document, start, end)
     parts: list[str] = []
     position = start
     for chip in chips_in(document, start, end):
-        parts.append(document.display[position : chip.start])
+        parts.append(document.display[position : chip.start].replace(CHIP_SPACE, " "))
         parts.append(chip.token)
         position = chip.end
-    parts.append(document.display[position:end])
+    parts.append(document.display[position:end].replace(CHIP_SPACE, " "))
     return "".join(parts)
