@@ -363,6 +363,17 @@ class Catalog:
             self._records = [_record(state) for state in self._ordered_states()]
         return self._records
 
+    def recent_files(self, limit: int) -> list[str]:
+        """The files (absolute) of the `limit` most recently active sessions, most recent first."""
+        files: list[str] = []
+        for record in self.records()[:limit]:
+            state = self.by_id.get(record.id)
+            if state is not None:
+                files.append(os.path.normpath(os.path.join(self._root_text, state.path)))
+            elif (entry := self.foreign.get(record.id)) is not None:
+                files.extend(entry.paths)
+        return files
+
     def _ordered_states(self) -> list[LogState | ForeignEntry]:
         # Two stable sorts (id, then last activity descending) are cheaper than a tuple key.
         states: list[LogState | ForeignEntry] = [*self.by_id.values(), *self.foreign.values()]

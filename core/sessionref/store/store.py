@@ -283,6 +283,11 @@ class SessionStore:
         under no root read, or more than `MAX_PLACED_CHANGES` of them, walks everything."""
         return self.state.refresh_changed(paths)
 
+    def recent_files(self, limit: int) -> list[str]:
+        """The files (absolute paths) of the `limit` most recently active sessions, most recent first:
+        the store's logs and the other agents' history files (live discovery probes them)."""
+        return self.state.recent_files(limit)
+
     def sources(self) -> list[SourceCount]:
         """The other agents' sources this store reads: sessions found and when each was last walked."""
         return self.state.source_counts()

@@ -154,6 +154,12 @@ class StoreState:
     def _apply_foreign(self, walks: list[ForeignWalk], started_ms: int) -> None:
         self.catalog.apply_foreign(self.foreign.apply(walks, started_ms))
 
+    def recent_files(self, limit: int) -> list[str]:
+        """The files of the `limit` most recently active sessions (see `SessionStore.recent_files`)."""
+        with self.lock:
+            self.check_open()
+            return self.catalog.recent_files(limit)
+
     def source_counts(self) -> list[SourceCount]:
         """The foreign sources: sessions found and when each was last walked."""
         with self.lock:
