@@ -42,6 +42,7 @@ def test_every_demo_history_is_a_clean_session_with_its_title(tmp_path: Path) ->
             "opencode Docs site search": "/home/ana/team-wiki",
             "qwen-code Make the shell scripts pass": "/srv/infra",
             "cursor Dark mode toggle": None,  # Cursor's database names no folder
+            "cursor-agent Remove the unused feature flags": None,  # its folder is not the process's
             "crush Retry the upload when the": crush_project,  # "Untitled Session" is no title
         }  # Crush's sub-agent session is hidden
         for record in records:
@@ -71,7 +72,7 @@ def test_what_other_agents_said_is_searchable_and_their_tools_and_thinking_are_n
     index = StoreConversationIndex(store, live_delay=60)
     try:
         report = index.catch_up_now()
-        assert report.skipped == [] and report.fed == 10
+        assert report.skipped == [] and report.fed == 11
 
         def found(text: str) -> list[tuple[str, str, bool]]:
             request = ConversationRequest(text, 20, cwd=HERE)
@@ -83,6 +84,7 @@ def test_what_other_agents_said_is_searchable_and_their_tools_and_thinking_are_n
         assert found("residency") == [("gemini", "assistant", False)]
         assert found("data-theme") == [("cursor", "assistant", False)]  # read from the demo's state.vscdb
         assert found("retry three times") == [("crush", "assistant", False)]  # from the project's crush.db
+        assert found("four flags") == [("cursor-agent", "assistant", False)]
         # Tool output, Claude's thinking, Gemini's thought, Codex's injected scaffolding:
         for never in ("setup-python", "workflow file first", "doc structure", "environment_context"):
             assert found(never) == [], never

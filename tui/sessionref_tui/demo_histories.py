@@ -443,6 +443,36 @@ def _cursor_home(root: Path, now_ms: int) -> None:
         db.commit()
 
 
+def _cursor_agent_home(root: Path, cwd: str, now_ms: int) -> None:
+    """One chat of Cursor's agent, in the project folder Cursor names after `cwd` (`home-ana-src-app`):
+    its transcript holds no times, so the file's mtime is set to when it was last written."""
+    import os  # only to date the transcript like an older chat
+
+    native = history_id("cursor-agent-flags")
+    project = "-".join(part for part in "".join(c if c.isalnum() else "-" for c in cwd).split("-") if part)
+    path = root / "projects" / project / "agent-transcripts" / native / f"{native}.jsonl"
+    records: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "message": {"content": [_text("<user_query>\nRemove the unused feature flags\n</user_query>")]},
+        },
+        {
+            "role": "assistant",
+            "message": {
+                "content": [
+                    {"type": "thinking", "thinking": "Thinking about which flags are read"},
+                    {"type": "tool_use", "id": "t1", "name": "Grep", "input": {"pattern": "grep -r FLAG_"}},
+                ]
+            },
+        },
+        {"role": "assistant", "message": {"content": [_text("Removed four flags nothing reads any more.")]}},
+        {"type": "turn_ended", "status": "success"},
+    ]
+    _write(path, records)
+    written = (now_ms - 27 * DAY_MS) / 1000
+    os.utime(path, (written, written))
+
+
 def _crush_home(root: Path, project: Path, now_ms: int) -> None:
     """Crush's data folder, naming one project whose own `.crush/crush.db` holds a session (and a
     sub-agent's, which Crush hides)."""
@@ -507,8 +537,9 @@ def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKi
 
     Two sessions of Claude Code (one in `cwd`, one compacted elsewhere), one of Codex CLI in `cwd`
     (renamed in its `session_index.jsonl`), one of Gemini CLI in another project, and one older
-    session each of Antigravity CLI, GitHub Copilot CLI, Qwen Code, OpenCode, Cursor (no folder) and
-    Crush (its project, `crush-project`, is under `folder`: Crush keeps its database in the project).
+    session each of Antigravity CLI, GitHub Copilot CLI, Qwen Code, OpenCode, Cursor (no folder), Cursor's
+    agent (in `cwd`, when that is the process's folder: its folder is found by matching) and Crush (its
+    project, `crush-project`, is under `folder`: Crush keeps its database in the project).
     """
     roots: dict[SourceKind, Path] = {
         "claude-code": folder / "claude",
@@ -519,6 +550,7 @@ def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKi
         "qwen-code": folder / "qwen",
         "opencode": folder / "opencode",
         "cursor": folder / "cursor",
+        "cursor-agent": folder / "cursor-home" / ".cursor",
         "crush": folder / "crush",
     }
     _claude_home(roots["claude-code"], cwd, now_ms)
@@ -529,6 +561,7 @@ def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKi
     _qwen_home(roots["qwen-code"], now_ms)
     _opencode_home(roots["opencode"], now_ms)
     _cursor_home(roots["cursor"], now_ms)
+    _cursor_agent_home(roots["cursor-agent"], cwd, now_ms)
     # The project's path is the session's folder; a linked one would not be read.
     _crush_home(roots["crush"], folder.resolve() / "crush-project", now_ms)
     return roots
