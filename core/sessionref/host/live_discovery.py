@@ -9,10 +9,11 @@ already):
   `watchfiles`, on a bounded set of folders, each watched on its own (`WatchPlan`: each root's
   top levels, such as the store's project folders, where new, renamed and deleted sessions show
   up), so setting it up costs the same on a store of 100 sessions or 100,000. Grown sessions
-  below the watched folders are found by `ActivityProbe`, a few hundred stats of the recently
-  active sessions twice a second. Changes arriving within `DEBOUNCE_MS` of each other are one
-  re-walk, so an agent writing its log many times a second costs a few re-walks a second, and
-  idle folders cost nothing. A batch re-walks only the folders its changed paths are in
+  below the watched folders are found by `ActivityProbe` (a few hundred stats of the recently
+  active sessions twice a second), and a whole walk every `SWEEP_SECONDS` catches what neither
+  sees (an old session growing below the watched folders). Changes arriving within
+  `DEBOUNCE_MS` of each other are one re-walk, so an agent writing its log many times a second
+  costs a few re-walks a second. A batch re-walks only the folders its changed paths are in
   (`refresh_changed`: a new session file in one project folder lists that folder, not the other
   30,000 sessions); the first batch, and one that names something other than a path, walk
   everything (`refresh`: one stat per unchanged file, only new bytes read). A folder created
@@ -39,7 +40,7 @@ from typing import Final, Protocol
 from sessionref.host.activity_probe import RECENT_SESSIONS, ActivityProbe
 from sessionref.host.watch_plan import MAX_LISTED_PER_ROOT, MAX_WATCHED_PER_ROOT, WatchPlan
 
-__all__ = ["DEBOUNCE_MS", "POLL_SECONDS", "LiveDiscovery", "Watcher", "available_mode"]
+__all__ = ["DEBOUNCE_MS", "POLL_SECONDS", "SWEEP_SECONDS", "LiveDiscovery", "Watcher", "available_mode"]
 
 log = logging.getLogger("sessionref.host")
 
@@ -47,6 +48,9 @@ DEBOUNCE_MS: Final = 250
 """Changes closer together than this are one re-walk."""
 PROBE_MS: Final = 500
 """How often the recently active sessions are probed; while nothing changes the watch wakes this often."""
+SWEEP_SECONDS: Final = 300.0
+"""While watching, how often everything is walked anyway: what neither the watch nor the probe sees (an
+old session growing below the watched folders) is listed at most this late."""
 POLL_SECONDS: Final = 1.0
 """How often the fallback re-walks."""
 WATCHING: Final = "watching for file changes (watchfiles)"
@@ -117,6 +121,7 @@ class LiveDiscovery:
         watcher: Watcher | None = None,
         poll_seconds: float = POLL_SECONDS,
         probe_seconds: float = PROBE_MS / 1000,
+        sweep_seconds: float = SWEEP_SECONDS,
         max_watched: int = MAX_WATCHED_PER_ROOT,
         max_listed: int = MAX_LISTED_PER_ROOT,
     ) -> None:
@@ -134,6 +139,8 @@ class LiveDiscovery:
         self._plan = WatchPlan(max_watched=max_watched)
         self._probe = ActivityProbe()
         self._probed_at = 0.0
+        self._sweep_seconds = sweep_seconds
+        self._swept_at = time.monotonic()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.mode = WATCHING if self._watcher is not None else RESCANNING
@@ -192,8 +199,13 @@ class LiveDiscovery:
         self._probe.follow(files, self._plan.is_watched)
 
     def _probe_due(self) -> None:
-        """Probe the recently active sessions when `probe_seconds` have passed since the last probe."""
+        """Probe the recently active sessions when `probe_seconds` have passed since the last probe; walk
+        everything when `sweep_seconds` have passed since the last sweep."""
         now = time.monotonic()
+        if now - self._swept_at >= self._sweep_seconds:
+            self._swept_at = self._probed_at = now
+            self._rewalk()
+            return
         if now - self._probed_at < self._probe_seconds:
             return
         self._probed_at = now
@@ -252,7 +264,9 @@ class LiveDiscovery:
                         self.ready.set()
                         self._follow_recent()  # before the walk: what changes after it is probed
                         self._rewalk()  # what changed between the store's catch-up and the watch
+                        self._swept_at = self._probed_at = time.monotonic()
                         joined = []
+                        continue
                     elif joined:  # written in the new folders before their watch was in place
                         self._rewalk({(0, os.path.join(folder, WALK_FOLDER)) for folder in joined})
                         joined = []

@@ -369,3 +369,25 @@ def test_a_grown_session_inside_an_unwatched_project_folder_is_noticed(tmp_path:
             watcher.batches.put(None)
             live.stop()
             writer.close()
+
+
+def test_what_neither_the_watch_nor_the_probe_sees_is_swept_by_a_whole_walk_now_and_then(
+    tmp_path: Path,
+) -> None:
+    walks: queue.Queue[object] = queue.Queue()
+    watcher = FakeWatcher()
+    live = LiveDiscovery(
+        lambda: walks.put("everything") or False,
+        [tmp_path],
+        lambda: None,
+        refresh_changed=lambda paths: walks.put(sorted(paths)) or False,
+        watcher=watcher,
+        sweep_seconds=0,  # every tick is due (the default is minutes)
+    )
+    live.start()
+    assert walks.get(timeout=WAIT) == "everything"  # the start
+    watcher.batches.put(set())  # an idle tick with nothing reported
+    assert walks.get(timeout=WAIT) == "everything"
+    watcher.batches.put(None)
+    live.stop()
+    assert walks.empty()  # one whole walk per tick, nothing else
