@@ -58,10 +58,12 @@ class WatchPlan:
         max_watched: int = MAX_WATCHED_PER_ROOT,
         max_listed: int = MAX_LISTED_PER_ROOT,
     ) -> WatchPlan:
-        """The plan for `roots` (existing folders): each root's top levels, within the budgets."""
+        """The plan for `roots` (existing folders): each root's top levels, within the budgets. A root
+        inside another (Antigravity's inside Gemini's) is planned first, with its own budget, and the
+        outer root's levels stop at it."""
         plan = cls(max_watched=max_watched)
-        for root in roots:
-            text = os.path.normpath(os.path.abspath(root))
+        texts = {os.path.normpath(os.path.abspath(root)) for root in roots}
+        for text in sorted(texts, key=lambda text: (-text.count(os.sep), text)):
             if text not in plan.places and os.path.isdir(text):
                 plan._plan_root(text, max_listed)
         return plan

@@ -164,6 +164,23 @@ def test_only_the_top_folders_are_watched_and_their_number_stays_bounded(tmp_pat
     assert live.watched == sorted(watched)
 
 
+def test_a_root_inside_another_is_watched_with_its_own_budget(tmp_path: Path) -> None:
+    gemini = tmp_path / ".gemini"
+    antigravity = gemini / "antigravity-cli"
+    for number in range(30):
+        (gemini / "tmp" / f"project-{number}" / "chats").mkdir(parents=True)
+    (antigravity / "brain" / "c1").mkdir(parents=True)
+    watcher = FakeWatcher()
+    live = LiveDiscovery(lambda: False, [gemini, antigravity], lambda: None, watcher=watcher, max_watched=20)
+    live.start()
+    watched = set(watcher.calls.get(timeout=WAIT))
+    watcher.batches.put(None)
+    live.stop()
+    # Gemini's 30 project folders do not fit its 20; Antigravity's folders are its own, all watched.
+    assert {antigravity, antigravity / "brain", antigravity / "brain" / "c1"} <= watched
+    assert {gemini, gemini / "tmp"} <= watched and gemini / "tmp" / "project-0" not in watched
+
+
 def test_a_new_project_folder_is_watched_from_then_on_and_a_deleted_one_is_dropped(tmp_path: Path) -> None:
     projects = tmp_path / "claude" / "projects"
     (projects / "-home-ana-p0").mkdir(parents=True)
