@@ -448,9 +448,10 @@ def _cursor_agent_home(root: Path, cwd: str, now_ms: int) -> None:
     its transcript holds no times, so the file's mtime is set to when it was last written."""
     import os  # only to date the transcript like an older chat
 
+    from sessionref.sources.cursor_agent import folder_key
+
     native = history_id("cursor-agent-flags")
-    project = "-".join(part for part in "".join(c if c.isalnum() else "-" for c in cwd).split("-") if part)
-    path = root / "projects" / project / "agent-transcripts" / native / f"{native}.jsonl"
+    path = root / "projects" / folder_key(cwd) / "agent-transcripts" / native / f"{native}.jsonl"
     records: list[dict[str, Any]] = [
         {
             "role": "user",
