@@ -306,7 +306,7 @@ def test_run_demo_starts_on_a_new_session_offline_and_removes_its_store(
     own = {session_id for session_id in seen["stored"] if ":" not in session_id}
     assert own == {demo_session_id(name) for name in names}
     foreign = sorted(session_id.split(":")[0] for session_id in seen["stored"] - own)
-    others = ["antigravity", "copilot", "opencode", "qwen-code"]
+    others = ["antigravity", "copilot", "crush", "cursor", "cursor-agent", "opencode", "qwen-code"]
     assert foreign == sorted(["claude-code", "claude-code", "codex", "gemini", *others])
     demo_folder = seen["root"].parent
     # Only the homes the demo wrote are read, never the user's own histories.

@@ -413,12 +413,134 @@ def _opencode_home(root: Path, now_ms: int) -> None:
         db.commit()
 
 
+def _cursor_home(root: Path, now_ms: int) -> None:
+    import sqlite3  # only the demo writes a database, and only into its own folder
+    from contextlib import closing
+
+    native = history_id("cursor-dark-mode")
+    start = now_ms - 24 * DAY_MS
+    folder = root / "globalStorage"
+    folder.mkdir(parents=True, exist_ok=True)
+    composer = {"composerId": native, "name": "Dark mode toggle", "createdAt": start}
+    composer["lastUpdatedAt"] = start + 4 * MINUTE_MS
+    bubbles = [
+        ("b1", {"type": 1, "text": "Add a dark mode toggle to the settings page"}),
+        ("b2", {"type": 2, "text": "", "thinking": {"text": "Thinking about CSS variables"}}),
+        ("b3", {"type": 2, "text": "", "toolFormerData": {"name": "read_file", "result": "grep -r theme"}}),
+        (
+            "b4",
+            {"type": 2, "text": "The toggle sets a `data-theme` attribute; the colors are CSS variables."},
+        ),
+    ]
+    with closing(sqlite3.connect(folder / "state.vscdb")) as db:
+        db.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        db.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"composerData:{native}", json.dumps(composer)))
+        for bubble_id, bubble in bubbles:
+            db.execute(
+                "INSERT INTO cursorDiskKV VALUES (?, ?)",
+                (f"bubbleId:{native}:{bubble_id}", json.dumps(bubble)),
+            )
+        db.commit()
+
+
+def _cursor_agent_home(root: Path, cwd: str, now_ms: int) -> None:
+    """One chat of Cursor's agent, in the project folder Cursor names after `cwd` (`home-ana-src-app`):
+    its transcript holds no times, so the file's mtime is set to when it was last written."""
+    import os  # only to date the transcript like an older chat
+
+    from sessionref.sources.cursor_agent import folder_key
+
+    native = history_id("cursor-agent-flags")
+    path = root / "projects" / folder_key(cwd) / "agent-transcripts" / native / f"{native}.jsonl"
+    records: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "message": {"content": [_text("<user_query>\nRemove the unused feature flags\n</user_query>")]},
+        },
+        {
+            "role": "assistant",
+            "message": {
+                "content": [
+                    {"type": "thinking", "thinking": "Thinking about which flags are read"},
+                    {"type": "tool_use", "id": "t1", "name": "Grep", "input": {"pattern": "grep -r FLAG_"}},
+                ]
+            },
+        },
+        {"role": "assistant", "message": {"content": [_text("Removed four flags nothing reads any more.")]}},
+        {"type": "turn_ended", "status": "success"},
+    ]
+    _write(path, records)
+    written = (now_ms - 27 * DAY_MS) / 1000
+    os.utime(path, (written, written))
+
+
+def _crush_home(root: Path, project: Path, now_ms: int) -> None:
+    """Crush's data folder, naming one project whose own `.crush/crush.db` holds a session (and a
+    sub-agent's, which Crush hides)."""
+    import sqlite3  # only the demo writes a database, and only into its own folder
+    from contextlib import closing
+
+    native = history_id("crush-upload")
+    start = (now_ms - 26 * DAY_MS) // 1000  # Crush keeps Unix seconds
+    (project / ".crush").mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "projects.json").write_text(
+        json.dumps({"projects": [{"path": str(project), "data_dir": ".crush"}]}), encoding="utf-8"
+    )
+
+    def parts(*items: tuple[str, dict[str, Any]]) -> str:
+        return json.dumps([{"type": kind, "data": data} for kind, data in items])
+
+    messages = [
+        ("m1", native, "user", parts(("text", {"text": "Retry the upload when the link drops"}))),
+        (
+            "m2",
+            native,
+            "assistant",
+            parts(
+                ("reasoning", {"thinking": "Thinking about backoff"}),
+                ("tool_call", {"id": "call_1", "name": "view", "input": '{"path": "upload.go"}'}),
+            ),
+        ),
+        (
+            "m3",
+            native,
+            "tool",
+            parts(("tool_result", {"tool_call_id": "call_1", "content": "grep -r Retry"})),
+        ),
+        ("m4", native, "assistant", parts(("text", {"text": "Uploads now retry three times with backoff."}))),
+        ("s1", "m2$$call_1", "user", parts(("text", {"text": "Sub-agent task text"}))),
+    ]
+    with closing(sqlite3.connect(project / ".crush" / "crush.db")) as db:
+        db.executescript(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT NOT NULL,"
+            " updated_at INTEGER NOT NULL, created_at INTEGER NOT NULL);"
+            "CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL,"
+            " parts TEXT NOT NULL DEFAULT '[]', model TEXT, created_at INTEGER NOT NULL);"
+        )
+        db.execute(
+            "INSERT INTO sessions VALUES (?, NULL, 'Untitled Session', ?, ?)", (native, start + 240, start)
+        )
+        db.execute(
+            "INSERT INTO sessions VALUES ('m2$$call_1', ?, 'Explore upload.go', ?, ?)",
+            (native, start + 120, start),
+        )
+        for number, (message_id, session, role, content) in enumerate(messages, start=1):
+            db.execute(
+                "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?)",
+                (message_id, session, role, content, "claude-sonnet-4", start + 60 * number),
+            )
+        db.commit()
+
+
 def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKind, Path]:
     """Write a home of each agent the demo shows under `folder`; returns each root.
 
     Two sessions of Claude Code (one in `cwd`, one compacted elsewhere), one of Codex CLI in `cwd`
     (renamed in its `session_index.jsonl`), one of Gemini CLI in another project, and one older
-    session each of Antigravity CLI, GitHub Copilot CLI, Qwen Code and OpenCode in other folders.
+    session each of Antigravity CLI, GitHub Copilot CLI, Qwen Code, OpenCode, Cursor (no folder), Cursor's
+    agent (in `cwd`, when that is the process's folder: its folder is found by matching) and Crush (its
+    project, `crush-project`, is under `folder`: Crush keeps its database in the project).
     """
     roots: dict[SourceKind, Path] = {
         "claude-code": folder / "claude",
@@ -428,6 +550,9 @@ def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKi
         "copilot": folder / "copilot",
         "qwen-code": folder / "qwen",
         "opencode": folder / "opencode",
+        "cursor": folder / "cursor",
+        "cursor-agent": folder / "cursor-home" / ".cursor",
+        "crush": folder / "crush",
     }
     _claude_home(roots["claude-code"], cwd, now_ms)
     _codex_home(roots["codex"], cwd, now_ms)
@@ -436,4 +561,8 @@ def seed_demo_histories(folder: Path, cwd: str, *, now_ms: int) -> dict[SourceKi
     _copilot_home(roots["copilot"], now_ms)
     _qwen_home(roots["qwen-code"], now_ms)
     _opencode_home(roots["opencode"], now_ms)
+    _cursor_home(roots["cursor"], now_ms)
+    _cursor_agent_home(roots["cursor-agent"], cwd, now_ms)
+    # The project's path is the session's folder; a linked one would not be read.
+    _crush_home(roots["crush"], folder.resolve() / "crush-project", now_ms)
     return roots

@@ -64,6 +64,10 @@ class WorkspaceStore(AgentStore, SessionQuery, Protocol):
         """`refresh` narrowed to the folders holding `paths` (a file watch's report); whether it found any."""
         ...
 
+    def recent_files(self, limit: int) -> list[str]:
+        """The files of the `limit` most recently active sessions (live discovery probes them)."""
+        ...
+
     def sources(self) -> list[SourceCount]:
         """The other agents' sources the store reads (their roots are watched while a UI runs)."""
         ...

@@ -422,8 +422,9 @@ class Workspace:
         return bool(getattr(self.store, "caught_up", True))
 
     def watch_changes(self, on_change: Callable[[], None]) -> LiveDiscovery:
-        """Keep the store current while the UI runs: watch its folder and every source's, re-walk on change,
-        then `on_change()` (in the watching thread). Stopped by `close`; calling it again returns the same."""
+        """Keep the store current while the UI runs: watch the top of its folder and of every source's,
+        probe the recently active sessions, re-walk on change, then `on_change()` (in the watching
+        thread). Stopped by `close`; calling it again returns the same."""
         if self._live is None:
             roots = [count.source for count in self.store.sources()]
             linked = {Path(path).parent for source in roots for path in linked_files(source)}
@@ -433,6 +434,7 @@ class Workspace:
                 folders,
                 lambda: self._changed(on_change),
                 refresh_changed=self.store.refresh_changed,
+                recent_files=self.store.recent_files,
             )
             self._live.start()
         return self._live

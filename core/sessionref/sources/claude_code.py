@@ -32,7 +32,7 @@ Projection (what a reference shows), decided where the formats are silent:
   `leafUuid` is a line of this file (a `summary` naming a leaf that is not here describes
   another conversation, the one this file was resumed from, and is never the title; one
   without a `leafUuid` counts); else the first real user prompt of the file (the store's
-  fallback-title rule: five words, 40 chars), even if a later rewind abandoned it.
+  fallback title, `contract.titles.prompt_title`), even if a later rewind abandoned it.
 * **Not a session.** An empty file, or one without a single `user` or `assistant` line (only
   `summary` lines, say), is not listed.
 * **cwd** is the first `cwd` of the file's lines (the folder name is a lossy escape, never

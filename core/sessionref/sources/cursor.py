@@ -12,8 +12,8 @@ one of its files changed; each conversation's change is its own `lastUpdatedAt`.
 * **Title**: the conversation's `name`, else the first prompt. **cwd**: unknown (the workspace
   mapping is not described well enough to rely on). **Times**: `createdAt`, `lastUpdatedAt`.
 
-The CLI agent's transcripts (`~/.cursor/projects/*/agent-transcripts/`) are not read: no record
-shape for them is described (docs/sources/cursor.md says what is missing).
+The agent's transcripts (`~/.cursor/projects/*/agent-transcripts/`) are another source, under
+another root: `sessionref.sources.cursor_agent`.
 """
 
 from __future__ import annotations

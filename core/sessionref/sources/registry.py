@@ -59,6 +59,7 @@ SOURCES: Final[tuple[SourceInfo, ...]] = (
     SourceInfo("opencode", "OpenCode", "OC", "#e0a526", "opencode"),
     SourceInfo("qwen-code", "Qwen Code", "QW", "#7b61ff", "qwen_code"),
     SourceInfo("cursor", "Cursor", "CU", "#2f80ed", "cursor"),
+    SourceInfo("cursor-agent", "Cursor Agent", "CA", "#56a8f5", "cursor_agent"),
     SourceInfo("crush", "Crush", "CR", "#e24b8a", "crush", linked=True),
 )
 """Every source, in the order they are listed and walked."""

@@ -122,8 +122,12 @@ class SessionFileReader:
         *,
         default_root: Callable[[Mapping[str, str] | None, Path | None], Path],
         walk: Callable[[Path], Iterable[Path]],
+        folder_cwd: Callable[[Path, WalkContext], str | None] | None = None,
     ) -> None:
         self.info = info
+        self._folder_cwd = folder_cwd
+        """The session's cwd from where its file is, when its records name none (Cursor's agent
+        transcripts: the project folder matched against the known folders)."""
         self.format = session_format
         self.scan_type: type[FileScan] = session_format.scan_type
         self._default_root = default_root
@@ -153,7 +157,12 @@ class SessionFileReader:
         found = self.format.native_id(Path(scan.path), scan)
         if not is_valid_native_id(found) or found is None:
             return None
-        return scan.summary(self.info.kind, found, None)
+        cwd = (
+            None
+            if scan.cwd is not None or self._folder_cwd is None
+            else self._folder_cwd(Path(scan.path), context)
+        )
+        return scan.summary(self.info.kind, found, cwd)
 
     def read(self, root: Path, native_id: str, paths: Sequence[Path]) -> ForeignSession:
         """The session file read in full; raises `ForeignSourceError` when it cannot be opened safely."""

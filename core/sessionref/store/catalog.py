@@ -16,7 +16,7 @@ import bisect
 import logging
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -103,6 +103,38 @@ def _session_dirs(root: Path, refused: list[str]) -> Iterator[str]:
             yield f"{project.name}/{session.name}"
 
 
+def _plain_folder(path: str) -> bool:
+    """Whether `path` is a folder the walk enters: not hidden, no link, a valid name (False: missing)."""
+    name = os.path.basename(path)
+    if name.startswith(".") or not valid_segment(name):
+        return False
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(status.st_mode) and not is_link(status)
+
+
+def _session_dirs_in(root: Path, scopes: Collection[str], refused: list[str]) -> Iterator[str]:
+    """The `project/session` folders inside `scopes` (`project` or `project/session` folder paths)."""
+    projects = {scope for scope in scopes if "/" not in scope}
+    for scope in sorted(scopes):
+        project, _, session = scope.partition("/")
+        if not _plain_folder(os.path.join(root, project)):
+            continue
+        if not session:
+            for entry in _entries(os.path.join(root, project), refused):
+                yield f"{project}/{entry.name}"
+        elif project not in projects and _plain_folder(os.path.join(root, project, session)):
+            yield scope
+
+
+def _in_scopes(path: str, scopes: Collection[str]) -> bool:
+    """Whether the log at `path` (`project/session/<log>`) lies in one of `scopes`."""
+    project, _, rest = path.partition("/")
+    return project in scopes or f"{project}/{rest.partition('/')[0]}" in scopes
+
+
 def _reporter(progress: Progress | None, total: int) -> Callable[[int], None]:
     """`progress(done, total)` every `PROGRESS_EVERY` folders and once at the end (never for 0)."""
     if progress is None or total == 0:
@@ -159,16 +191,28 @@ class Catalog:
         self._candidates: CandidateIndex | None = None
         self._reported: set[str] = set()
 
-    def walk(self, known: dict[str, LogState], progress: Progress | None = None) -> Walk:
+    def walk(
+        self,
+        known: dict[str, LogState],
+        progress: Progress | None = None,
+        scopes: Collection[str] | None = None,
+    ) -> Walk:
         """Scan the root against `known` (a snapshot of `states`) without changing the catalogue.
 
-        Safe to run without the store lock: it only reads files and the snapshot it is given.
+        `scopes` (relative `project` or `project/session` folders) narrows the walk to them: only
+        their logs are scanned, and only theirs can be gone. Safe to run without the store lock: it
+        only reads files and the snapshot it is given.
         """
         seen: set[str] = set()
         changes: list[tuple[LogState | None, LogState]] = []
         refused: list[str] = []
         new_folders: list[str] = []
-        for folder in _session_dirs(self.root, refused):
+        folders = (
+            _session_dirs(self.root, refused)
+            if scopes is None
+            else _session_dirs_in(self.root, scopes, refused)
+        )
+        for folder in folders:
             plain, packed = f"{folder}/{LOG_NAME}", f"{folder}/{ZSTD_LOG_NAME}"
             if plain not in known and packed not in known:
                 new_folders.append(folder)
@@ -183,7 +227,11 @@ class Catalog:
         for state in scan_new_folders(self._root_text, new_folders, _reporter(progress, len(new_folders))):
             seen.add(state.path)
             changes.append((None, state))
-        gone = [state for path, state in known.items() if path not in seen]
+        gone = [
+            state
+            for path, state in known.items()
+            if path not in seen and (scopes is None or _in_scopes(path, scopes))
+        ]
         return Walk(changes, gone, refused)
 
     def apply_walk(self, walk: Walk) -> None:
@@ -362,6 +410,17 @@ class Catalog:
         if self._records is None:
             self._records = [_record(state) for state in self._ordered_states()]
         return self._records
+
+    def recent_files(self, limit: int) -> list[str]:
+        """The files (absolute) of the `limit` most recently active sessions, most recent first."""
+        files: list[str] = []
+        for record in self.records()[:limit]:
+            state = self.by_id.get(record.id)
+            if state is not None:
+                files.append(os.path.normpath(os.path.join(self._root_text, state.path)))
+            elif (entry := self.foreign.get(record.id)) is not None:
+                files.extend(entry.paths)
+        return files
 
     def _ordered_states(self) -> list[LogState | ForeignEntry]:
         # Two stable sorts (id, then last activity descending) are cheaper than a tuple key.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -212,7 +212,8 @@ class ForeignCatalog:
         written = [after for _, after in changes if after is not None]
         gone = [before.session_id for before, after in changes if after is None and before is not None]
         self.tables.save(saved, deleted, written, gone)
-        self.tables.mark_caught_up({walk.source: started_ms for walk in walks})
+        # A narrowed walk saw only its folders: the source counts as walked at a whole walk only.
+        self.tables.mark_caught_up({walk.source: started_ms for walk in walks if walk.whole})
         self._count()
         return changes
 
@@ -248,9 +249,14 @@ def _linked_here(path: str, linked: frozenset[str]) -> bool:
 
 
 def walk_all(
-    catalog: Catalog, known: dict[str, LogState] | None, plan: ForeignPlan, progress: Progress | None
+    catalog: Catalog,
+    known: dict[str, LogState] | None,
+    plan: ForeignPlan,
+    progress: Progress | None,
+    log_scopes: Collection[str] | None = None,
 ) -> tuple[Walk | None, list[ForeignWalk]]:
-    """Walk the logs against `known` (None: not the logs), then run `plan`; no lock needed.
+    """Walk the logs against `known` (None: not the logs; `log_scopes`: only those folders, see
+    `Catalog.walk`), then run `plan`; no lock needed.
 
     One progress run covers both: new log folders first, then history files to scan.
     """
@@ -263,7 +269,7 @@ def walk_all(
         if progress is not None:
             progress(done, total + extra)
 
-    walk = catalog.walk(known, logs_progress) if known is not None else None
+    walk = catalog.walk(known, logs_progress, log_scopes) if known is not None else None
     if walk is not None:
         plan.know_cwds(after.cwd for _, after in walk.changes)
 

@@ -83,6 +83,8 @@ class ForeignWalk:
     """Why a database of the source was skipped this time (busy, unreadable, unknown schema), if it was."""
     sessions: int = 0
     """Sessions under the root after the walk."""
+    whole: bool = True
+    """Whether the walk covered the whole root (False: narrowed to the folders a watch reported)."""
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -243,6 +245,7 @@ class RootWalk:
         result.saved_files = [row for path, row in self._rows.items() if known.get(path) is not row]
         result.deleted_files = [path for path in known if path not in self._rows and self._in_scope(path)]
         result.sessions = len(entries) + len(self.known.entries.keys() - decided - entries.keys())
+        result.whole = self.scope is None
         return result
 
     def _changed(self, path: str) -> bool:

@@ -279,9 +279,16 @@ class SessionStore:
     def refresh_changed(self, paths: Collection[Path]) -> bool:
         """`refresh`, narrowed to where `paths` (what a file watch reported) are; returns whether it found
         anything. A path in a source re-walks the folder holding it (that source's other folders are
-        not listed); a path in the store walks its logs; the index's own files are ignored; a path
-        under no root read, or more than `MAX_PLACED_CHANGES` of them, walks everything."""
+        not listed); a path in the store walks the session folder holding it (or, for a path right
+        in a project folder that is not there, that project folder); the index's own files are
+        ignored; a path under no root read, or more than `MAX_PLACED_CHANGES` of them, walks
+        everything. Only a whole walk of the logs counts as a catch-up (`caught_up_at`)."""
         return self.state.refresh_changed(paths)
+
+    def recent_files(self, limit: int) -> list[str]:
+        """The files (absolute paths) of the `limit` most recently active sessions, most recent first:
+        the store's logs and the other agents' history files (live discovery probes them)."""
+        return self.state.recent_files(limit)
 
     def sources(self) -> list[SourceCount]:
         """The other agents' sources this store reads: sessions found and when each was last walked."""

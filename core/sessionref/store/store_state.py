@@ -15,7 +15,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -126,8 +126,10 @@ class StoreState:
         texts = [os.path.normpath(os.path.abspath(os.fspath(path))) for path in paths]
         if len(texts) > MAX_PLACED_CHANGES:
             return self.refresh()
-        own = [text for text in texts if inside_root(text, self.root_text)]
-        logs = any(not os.path.basename(text).startswith(INDEX_FILE_NAME) for text in own)
+        log_scopes = _log_scopes(
+            (text for text in texts if inside_root(text, self.root_text)), self.root_text
+        )
+        logs = log_scopes is None or bool(log_scopes)
         with self.lock:
             self.check_open()
             scopes = self.foreign.scopes(text for text in texts if not inside_root(text, self.root_text))
@@ -140,19 +142,26 @@ class StoreState:
             known = dict(self.catalog.states) if logs else None
             plan = self.foreign.plan((state.cwd for state in self.catalog.states.values()), scopes)
         started = now_ms()
-        walk, foreign = walk_all(self.catalog, known, plan, None)
+        walk, foreign = walk_all(self.catalog, known, plan, None, log_scopes)
         found = walk is not None and bool(walk.changes or walk.gone)
         found = found or any(result.changes for result in foreign)
         with self.lock:
             self.check_open()
             if walk is not None:
                 self.catalog.apply_walk(walk)
-                self.index.mark_caught_up(started)
+                if log_scopes is None:  # a narrowed walk saw only its folders: not a catch-up
+                    self.index.mark_caught_up(started)
             self._apply_foreign(foreign, plan.started_ms)
         return found
 
     def _apply_foreign(self, walks: list[ForeignWalk], started_ms: int) -> None:
         self.catalog.apply_foreign(self.foreign.apply(walks, started_ms))
+
+    def recent_files(self, limit: int) -> list[str]:
+        """The files of the `limit` most recently active sessions (see `SessionStore.recent_files`)."""
+        with self.lock:
+            self.check_open()
+            return self.catalog.recent_files(limit)
 
     def source_counts(self) -> list[SourceCount]:
         """The foreign sources: sessions found and when each was last walked."""
@@ -240,3 +249,21 @@ def now_ms() -> int:
 def io_error(what: str, error: OSError) -> StoreError:
     """`STORE_WRITE_FAILED` for an OS error while the store tried to `what` (a write: ENOSPC, EROFS…)."""
     return StoreError(STORE_WRITE_FAILED, f"cannot {what}: {error.strerror or error}")
+
+
+def _log_scopes(paths: Iterable[str], root: str) -> set[str] | None:
+    """The store folders to walk for changed `paths` inside `root` (absolute, normalised): each one's
+    `project/session` folder, or its `project` folder for a path right in one that is not there (a
+    session folder gone, or a name standing for the project folder itself); the index's own files are
+    left out. None: the root itself changed (walk every log)."""
+    scopes: set[str] = set()
+    for path in paths:
+        relative = os.path.relpath(path, root)
+        if relative == ".":
+            return None
+        parts = relative.split(os.sep)
+        if len(parts) == 1 and parts[0].startswith(INDEX_FILE_NAME):
+            continue  # this store's (or another sessionref's) index: its writes are known
+        whole_project = len(parts) == 2 and not os.path.lexists(path)
+        scopes.add(parts[0] if whole_project else "/".join(parts[:2]))
+    return scopes

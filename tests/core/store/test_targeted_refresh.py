@@ -158,3 +158,63 @@ def test_a_session_with_a_file_in_another_folder_is_decided_by_the_whole_root(
         whole = open_store(tmp_path / "other", sources=[ForeignRoot.of("claude-code", home)])
         with closing(whole):
             assert store.record(f"claude-code:{native(2)}") == whole.record(f"claude-code:{native(2)}")
+
+
+def dsh_message(text: str, seq: int) -> dict[str, object]:
+    """A user message event as another sessionref process appends it."""
+    message = {
+        "source": {"kind": "user"},
+        "content": [{"type": "text", "text": text}],
+        "role": "user",
+        "id": text,
+    }
+    return {
+        "type": "user/message",
+        "seq": seq,
+        "time": 1_790_000_000_000 + seq,
+        "data": message,
+        "surfaceOp": "append",
+    }
+
+
+def test_a_change_in_one_store_session_walks_only_its_folder(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "store"
+    with closing(opened(tmp_path, home)) as store, closing(open_store(root)) as other:
+        ids = [other.create_session(cwd=f"/home/ana/p{n}").id for n in range(3)]
+        assert store.refresh()
+        logs = {session_id: next(root.glob(f"*/{session_id}/session.jsonl")) for session_id in ids}
+        for number, session_id in enumerate(ids[:2]):  # two grow in another process; one is reported
+            write_line(logs[session_id], dsh_message(f"news {number}", 1))
+        with counting(monkeypatch) as touched:
+            assert store.refresh_changed([logs[ids[0]]])
+        assert store.title(ids[0]) == "news 0"  # its fallback title: the first prompt
+        assert store.title(ids[1]) is None  # not reported: not walked (the probe or a whole walk finds it)
+        assert not touched.under(logs[ids[2]].parent.parent) and not touched.under(home)
+        assert store.refresh() and store.title(ids[1]) == "news 1"
+
+
+def known(store: SessionStore, session_id: str) -> bool:
+    try:
+        store.record(session_id)
+    except StoreError:
+        return False
+    return True
+
+
+def test_a_store_session_folder_deleted_or_added_is_found_by_walking_its_project_only(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    with closing(open_store(root)) as store, closing(open_store(root)) as other:
+        kept, gone = (other.create_session(cwd="/home/ana/p").id for _ in range(2))
+        assert store.refresh()
+        folder = next(root.glob(f"*/{gone}"))
+        for path in folder.iterdir():
+            path.unlink()
+        folder.rmdir()
+        assert store.refresh_changed([folder])  # a watch reports the folder gone
+        assert not known(store, gone) and known(store, kept)
+        new = other.create_session(cwd="/home/ana/p").id
+        assert store.refresh_changed([next(root.glob(f"*/{new}"))])  # a new session's folder
+        assert known(store, new)
+        assert not store.refresh_changed([root / f"{INDEX_FILE_NAME}"])  # the index alone: nothing
