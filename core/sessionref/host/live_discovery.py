@@ -53,7 +53,10 @@ SWEEP_SECONDS: Final = 300.0
 old session growing below the watched folders) is listed at most this late."""
 POLL_SECONDS: Final = 1.0
 """How often the fallback re-walks."""
-WATCHING: Final = "watching for file changes (watchfiles)"
+WATCHING: Final = (
+    f"watching for file changes (watchfiles): each root's top folders, the {RECENT_SESSIONS} most recent"
+    f" sessions probed every {PROBE_MS / 1000:g} s, everything walked every {SWEEP_SECONDS / 60:g} min"
+)
 RESCANNING: Final = f"re-scanning every {POLL_SECONDS:g} s (no file-change notification)"
 
 
