@@ -7,16 +7,21 @@ the other core idle, then with it busy (a spinning child process). Ours is `Text
 a keystroke asks it (20 sessions with snippets); Tantivy's (`tantivy` on PyPI, a bench-only
 dependency) is its top 200 hits for the same words (each finished word required, the last one a
 prefix through a regular expression, quoted phrases as phrases) grouped to 20 sessions, each with
-a snippet. Prints markdown tables. Run:
-`.venv/bin/python bench/bench_vs_tantivy.py [--sessions 5000] [--rounds 3] [--corpus DIR]`.
+a snippet. Each first build runs in a fresh process reading every log (so its peak RSS is its
+own); the ranking's completeness is the share of our keystrokes answered from every match
+(`complete`), and the slowest of ours are listed. Prints markdown tables. Run:
+`.venv/bin/python bench/bench_vs_tantivy.py [--sessions 5000] [--rounds 3] [--corpus DIR] [--keep DIR]`;
+`--keep DIR` keeps both indexes there and reuses them on the next run (then not timed).
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import random
 import re
+import resource
 import shutil
 import sys
 import tempfile
@@ -43,23 +48,78 @@ def _spin(stop: Any) -> None:
         sum(range(10_000))
 
 
-def build_tantivy(folder: Path, rows: Sequence[tuple[str, int, str]]) -> Any:
-    """A Tantivy index of `(session id, seq, text)` rows in `folder`."""
+def _tantivy_schema() -> Any:
     import tantivy
 
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("session", stored=True, tokenizer_name="raw")
     builder.add_integer_field("seq", stored=True)
     builder.add_text_field("body", stored=True)
-    schema = builder.build()
-    index = tantivy.Index(schema, path=str(folder))
+    return builder.build()
+
+
+def build_tantivy(folder: Path, paths: Sequence[Path]) -> int:
+    """A Tantivy index in `folder` of every projected message of the logs at `paths`; returns the
+    message count."""
+    import tantivy
+
+    index = tantivy.Index(_tantivy_schema(), path=str(folder))
     writer = index.writer(heap_size=200_000_000)
-    for session_id, seq, text in rows:
-        writer.add_document(tantivy.Document(session=session_id, seq=seq, body=text))
+    messages = 0
+    for change in changes(paths, []):
+        for row in change.rows:
+            writer.add_document(tantivy.Document(session=change.session_id, seq=row.seq, body=row.text))
+            messages += 1
     writer.commit()
     writer.wait_merging_threads()
-    index.reload()
-    return index
+    return messages
+
+
+def build_ours(index_path: Path, paths: Sequence[Path]) -> int:
+    """Our index at `index_path` of the logs at `paths`, as the first build makes it; returns the
+    message count."""
+    index = TextIndex(index_path)
+    messages = 0
+
+    def counted() -> Any:
+        nonlocal messages
+        for change in changes(paths, []):
+            messages += len(change.rows)
+            yield change
+
+    index.update(counted(), total=len(paths), bulk=True)
+    index.close()
+    return messages
+
+
+def _build_in_child(
+    build: Callable[[Path, Sequence[Path]], int], target: Path, paths: list[Path], out: Any
+) -> None:
+    started = time.perf_counter()
+    messages = build(target, paths)
+    wall = time.perf_counter() - started
+    out.send((messages, wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+
+
+def build_apart(
+    build: Callable[[Path, Sequence[Path]], int], target: Path, paths: list[Path]
+) -> tuple[int, float, float]:
+    """`build(target, paths)` in a fresh process: (messages, wall seconds, peak RSS in MB)."""
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_build_in_child, args=(build, target, paths, send))
+    child.start()
+    result: tuple[int, float, float] = receive.recv()
+    child.join()
+    return result
+
+
+def _against(seconds: float, read_once: float) -> str:
+    return f"{seconds:.1f} ({seconds / read_once:.1f}×)"
+
+
+def _size_mb(folder: Path) -> float:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 1e6
 
 
 def tantivy_search(index: Any, text: str) -> int:
@@ -103,16 +163,19 @@ def keystrokes(queries: Sequence[Any]) -> list[str]:
 
 def measure(
     ours: Callable[[str], object], theirs: Callable[[str], object], typed: Sequence[str], rounds: int
-) -> dict[str, list[float]]:
-    """Milliseconds per keystroke of each engine, interleaved."""
+) -> tuple[dict[str, list[float]], list[tuple[float, str, object]]]:
+    """Milliseconds per keystroke of each engine, interleaved; and ours as (ms, text, answer)."""
     times: dict[str, list[float]] = {"ours": [], "tantivy": []}
+    answers: list[tuple[float, str, object]] = []
     for _ in range(rounds):
         for text in typed:
             for name, search in (("ours", ours), ("tantivy", theirs)):
                 started = time.perf_counter()
-                search(text)
+                answer = search(text)
                 times[name].append((time.perf_counter() - started) * 1000)
-    return times
+                if name == "ours":
+                    answers.append((times[name][-1], text, answer))
+    return times, answers
 
 
 def _row(phase: str, name: str, samples: list[float]) -> dict[str, str]:
@@ -129,42 +192,53 @@ def _row(phase: str, name: str, samples: list[float]) -> dict[str, str]:
 
 def main() -> None:
     """Build both, type the prefixes idle then busy, print the tables."""
+    import tantivy
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sessions", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-shape", type=int, default=3)
     parser.add_argument("--corpus", type=Path)
+    parser.add_argument("--keep", type=Path, help="keep both indexes here, reuse them when there")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="sessionref-vs-tantivy-"))
+    kept = args.keep or folder
     try:
         corpus = load_or_build((args.corpus or folder) / "logs", args.sessions)
-        with Timer() as read_once:
-            read_projection_way(corpus.paths)
         ordered = sorted(corpus.paths, key=lambda path: path.stat().st_mtime_ns)
-        index_path = folder / "ours" / ".sessionref-text.sqlite"
-        index_path.parent.mkdir(parents=True)
-        with Timer() as ours_build:
-            index = TextIndex(index_path)
-            index.update(changes(ordered, []), total=len(ordered), bulk=True)
-        rows = [
-            (change.session_id, row.seq, row.text) for change in changes(ordered, []) for row in change.rows
-        ]
-        (folder / "tantivy").mkdir()
-        with Timer() as tantivy_build:
-            tantivy_index = build_tantivy(folder / "tantivy", rows)
-        print(
-            markdown_table(
-                [
-                    {
-                        "sessions": f"{len(corpus.paths):,}",
-                        "messages": f"{len(rows):,}",
-                        "read every log once (s)": f"{read_once.wall:.1f}",
-                        "ours: first build (s)": f"{ours_build.wall:.1f}",
-                        "tantivy: first build (s, from rows in memory)": f"{tantivy_build.wall:.1f}",
-                    }
-                ]
+        index_path = kept / "ours" / ".sessionref-text.sqlite"
+        tantivy_path = kept / "tantivy"
+        if not (index_path.exists() and (tantivy_path / "meta.json").exists()):
+            shutil.rmtree(index_path.parent, ignore_errors=True)
+            shutil.rmtree(tantivy_path, ignore_errors=True)
+            index_path.parent.mkdir(parents=True)
+            tantivy_path.mkdir(parents=True)
+            load = os.getloadavg()[0]
+            with Timer() as read_once:
+                read_projection_way(corpus.paths)
+            messages, ours_wall, ours_rss = build_apart(build_ours, index_path, ordered)
+            _, tantivy_wall, tantivy_rss = build_apart(build_tantivy, tantivy_path, ordered)
+            print(
+                markdown_table(
+                    [
+                        {
+                            "sessions": f"{len(corpus.paths):,}",
+                            "messages": f"{messages:,}",
+                            "read every log once (s)": f"{read_once.wall:.1f}",
+                            "ours: first build (s, × one read)": _against(ours_wall, read_once.wall),
+                            "ours: peak RSS (MB)": f"{ours_rss:.0f}",
+                            "ours: on disk (MB)": f"{_size_mb(index_path.parent):.0f}",
+                            "tantivy: first build (s, × one read)": _against(tantivy_wall, read_once.wall),
+                            "tantivy: peak RSS (MB)": f"{tantivy_rss:.0f}",
+                            "tantivy: on disk (MB)": f"{_size_mb(tantivy_path):.0f}",
+                            "load average": f"{load:.1f}–{os.getloadavg()[0]:.1f}",
+                        }
+                    ]
+                )
             )
-        )
+        index = TextIndex(index_path)
+        tantivy_index = tantivy.Index.open(str(tantivy_path))
+        tantivy_index.reload()
         facts_table = {key: SessionFacts(cwd, last) for key, (cwd, last) in corpus.facts.items()}
 
         def facts(ids: Sequence[str]) -> dict[str, SessionFacts]:
@@ -178,20 +252,37 @@ def main() -> None:
         )
         typed = keystrokes(queries)
         table = []
+        slowest: list[tuple[float, str, object]] = []
         for phase in ("idle", "busy"):
             stop = multiprocessing.Event()
             spinner = multiprocessing.Process(target=_spin, args=(stop,)) if phase == "busy" else None
             if spinner is not None:
                 spinner.start()
+            load = os.getloadavg()[0]
             try:
-                times = measure(ours, lambda text: tantivy_search(tantivy_index, text), typed, args.rounds)
+                times, answers = measure(
+                    ours, lambda text: tantivy_search(tantivy_index, text), typed, args.rounds
+                )
             finally:
                 if spinner is not None:
                     stop.set()
                     spinner.join()
-            table += [_row(phase, name, samples) for name, samples in times.items()]
+            rows = [_row(phase, name, samples) for name, samples in times.items()]
+            incomplete = sum(1 for _ms, _text, answer in answers if not getattr(answer, "complete", True))
+            unranked = sum(1 for _ms, _text, answer in answers if not getattr(answer, "ranked", True))
+            rows[0]["not complete / not ranked"] = (
+                f"{incomplete / len(answers):.0%} / {unranked / len(answers):.0%}"
+            )
+            rows[1]["not complete / not ranked"] = "—"
+            for row in rows:
+                row["load average"] = f"{load:.1f}–{os.getloadavg()[0]:.1f}"
+            table += rows
+            slowest += answers
         print()
         print(markdown_table(table))
+        print("\nOur slowest keystrokes (ms, text):")
+        for ms, text, _answer in sorted(slowest, key=lambda entry: entry[0], reverse=True)[:12]:
+            print(f"  {ms:7.1f}  {text!r}")
         index.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

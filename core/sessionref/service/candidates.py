@@ -107,9 +107,11 @@ def matches_needle(needle: str, session_id: str, cwd: str | None, label: str) ->
     return cwd is not None and needle in cwd.lower()
 
 
-def _candidate(record: SessionRecord, label: str, target_cwd: str | None) -> Candidate:
+def _candidate(
+    record: SessionRecord, label: str, target_cwd: str | None, close: FuzzyMatch | None = None
+) -> Candidate:
     same = is_same_workspace(record.cwd, target_cwd)
-    return Candidate(record.id, label, record.cwd, record.created_at, same, record.updated_at)
+    return Candidate(record.id, label, record.cwd, record.created_at, same, record.updated_at, close)
 
 
 async def read_titles(
@@ -142,8 +144,9 @@ async def find_candidates(
     exact = await _exact_candidates(query, agent_id, agent_cwd, text, limit, signal)
     if not fuzzy or not text.strip() or len(exact) >= limit:
         return exact
-    pool = await _exact_candidates(query, agent_id, agent_cwd, "", FUZZY_POOL, signal)
-    return with_close_matches(exact, pool, text, limit)
+    pool = await _exact_entries(query, agent_id, agent_cwd, "", FUZZY_POOL, signal)
+    chosen = _closest(exact, [(record.id, label) for record, label in pool], text, limit)
+    return exact + [_candidate(*pool[order], agent_cwd, found) for order, found in chosen]
 
 
 def with_close_matches(
@@ -151,17 +154,25 @@ def with_close_matches(
 ) -> list[Candidate]:
     """`exact` then the closest matches of `text` among the labels of `pool` (in rank order), at
     most `limit` in all: by closeness, then the pool's order (folder, recency)."""
+    labels = [(candidate.session_id, candidate.label) for candidate in pool]
+    return exact + [
+        replace(pool[order], close=found) for order, found in _closest(exact, labels, text, limit)
+    ]
+
+
+def _closest(
+    exact: list[Candidate], pool: Sequence[tuple[str, str]], text: str, limit: int
+) -> list[tuple[int, FuzzyMatch]]:
+    """The places in `pool` of (session id, label) pairs whose labels match `text` closest, each
+    with how, for at most `limit` candidates after `exact` (see `with_close_matches`)."""
     shown = {candidate.session_id for candidate in exact}
     query = FuzzyQuery(text)
-    close: list[tuple[float, int, Candidate]] = []
-    for order, candidate in enumerate(pool):
-        if candidate.session_id in shown:
-            continue
-        found = query.match(candidate.label)
-        if found is not None:
-            close.append((-found.score, order, replace(candidate, close=found)))
+    close: list[tuple[float, int, FuzzyMatch]] = []
+    for order, (session_id, label) in enumerate(pool):
+        if session_id not in shown and (found := query.match(label)) is not None:
+            close.append((-found.score, order, found))
     close.sort(key=lambda entry: (entry[0], entry[1]))
-    return exact + [candidate for _score, _order, candidate in close[: limit - len(exact)]]
+    return [(order, found) for _score, order, found in close[: limit - len(exact)]]
 
 
 async def _exact_candidates(
@@ -173,6 +184,19 @@ async def _exact_candidates(
     signal: AbortSignal | None,
 ) -> list[Candidate]:
     """The contract's candidates: a substring of id, cwd or label (`matches_needle`), ranked."""
+    found = await _exact_entries(query, agent_id, agent_cwd, text, limit, signal)
+    return [_candidate(record, label, agent_cwd) for record, label in found]
+
+
+async def _exact_entries(
+    query: SessionQuery,
+    agent_id: str,
+    agent_cwd: str | None,
+    text: str,
+    limit: int,
+    signal: AbortSignal | None,
+) -> list[tuple[SessionRecord, str]]:
+    """`_exact_candidates` as (record, label) pairs."""
     needle = text.lower()
     raise_if_aborted(signal)
     if isinstance(query, CandidateSearch):
@@ -180,7 +204,7 @@ async def _exact_candidates(
             query.search_candidates(exclude_id=agent_id, target_cwd=agent_cwd, needle=needle, limit=limit),
             signal,
         )
-        return [_candidate(record, label_from_title(record.id, label), agent_cwd) for record, label in found]
+        return [(record, label_from_title(record.id, label)) for record, label in found]
     listed = await race(query.list_sessions(), signal)
     ranked = sorted(
         (record for record in listed if record.id != agent_id),
@@ -189,16 +213,13 @@ async def _exact_candidates(
     if not needle:
         chosen = ranked[:limit]
         titles = await read_titles(query, [record.id for record in chosen], signal)
-        return [
-            _candidate(record, label_from_title(record.id, titles.get(record.id)), agent_cwd)
-            for record in chosen
-        ]
+        return [(record, label_from_title(record.id, titles.get(record.id))) for record in chosen]
     titles = await read_titles(query, [record.id for record in ranked], signal)
-    matching: list[Candidate] = []
+    matching: list[tuple[SessionRecord, str]] = []
     for record in ranked:
         label = label_from_title(record.id, titles.get(record.id))
         if matches_needle(needle, record.id, record.cwd, label):
-            matching.append(_candidate(record, label, agent_cwd))
+            matching.append((record, label))
             if len(matching) == limit:
                 break
     return matching

@@ -15,6 +15,12 @@ loosely, in the manner of fzf and nucleo:
 Every word must match, else the whole query without its spaces is tried as one subsequence
 (`pg 16 plan`). `fuzzy_match` gives a score (higher is closer) and the spans that matched, for
 highlighting.
+
+A keystroke tries up to two thousand titles, so most are turned away before any scoring by the
+characters they hold: each match above needs every letter of the word in the title, except a typo,
+which needs every letter of one half of it. A title's lower-cased text and a bitmask of its
+characters are computed once and cached (`title_key`); a query turns each word into the masks it
+needs, and a title missing one is no match, by one integer test per word.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 TYPO_MIN_CHARS: Final = 5
@@ -35,6 +42,8 @@ _WORD = re.compile(r"[^\W_]+")
 # A subsequence match counts when at least this share of its letters land on a word start or
 # continue the previous letter (else letters scattered over a long title would match anything).
 _ANCHORED_SHARE: Final = 0.6
+_TITLE_KEYS_CACHED: Final = 8192
+"""Titles whose key is kept: more than one keystroke's pool (`candidates.FUZZY_POOL`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +85,46 @@ def _lowered(text: str) -> str:
     return "".join(lower if len(lower := char.lower()) == 1 else char for char in text)
 
 
-def _subsequence(word: str, text: str, ordered: list[int]) -> tuple[float, list[int]] | None:
-    """`word` as a subsequence of `text` whose word starts are `ordered`: (score, matched
-    positions), or None."""
-    starts = frozenset(ordered)
+def _char_mask(chars: str) -> int:
+    """A bitmask with a bit set for each character of `chars`: its own bit below code point 128,
+    else one of 64 shared ones (a shared bit can only let a title through, never turn it away)."""
+    mask = 0
+    for char in set(chars):
+        code = ord(char)
+        mask |= 1 << (code if code < 128 else 128 + code % 64)
+    return mask
+
+
+@dataclass(frozen=True, slots=True)
+class TitleKey:
+    """A title prepared for matching: `lowered` (`_lowered`), `mask` (the characters it holds), its
+    `words` as (start, word) in order, and their starts, `ordered` (ascending) and as a set."""
+
+    lowered: str
+    mask: int
+    words: tuple[tuple[int, str], ...]
+    ordered: tuple[int, ...]
+    starts: frozenset[int]
+
+
+@lru_cache(maxsize=_TITLE_KEYS_CACHED)
+def title_key(text: str) -> TitleKey:
+    """`text`'s `TitleKey`, computed once per distinct title while it stays among the recent ones."""
+    lowered = _lowered(text)
+    words = tuple((found.start(), found.group()) for found in _WORD.finditer(lowered))
+    ordered = tuple(start for start, _ in words)
+    return TitleKey(lowered, _char_mask(lowered), words, ordered, frozenset(ordered))
+
+
+def _subsequence_pattern(word: str) -> re.Pattern[str]:
+    """A pattern that `match`es a text holding `word` as a subsequence, in time linear in the text:
+    each letter is taken at its first place after the previous one, and nothing is retried."""
+    return re.compile("".join(f"[^{re.escape(char)}]*+{re.escape(char)}" for char in word), re.DOTALL)
+
+
+def _subsequence(word: str, key: TitleKey) -> tuple[float, list[int]] | None:
+    """`word` as a subsequence of the title of `key`: (score, matched positions), or None."""
+    text, ordered, starts = key.lowered, key.ordered, key.starts
     positions: list[int] = []
     at = 0
     anchored = 0
@@ -116,10 +161,9 @@ def _spans(positions: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
-def _word_match(
-    word: str, text: str, words: list[tuple[int, str]], ordered: list[int]
-) -> tuple[float, list[tuple[int, int]]] | None:
-    """The best way one query word matches `text`: (score, spans), or None."""
+def _word_match(word: str, key: TitleKey) -> tuple[float, list[tuple[int, int]]] | None:
+    """The best way one query word matches the title of `key`: (score, spans), or None."""
+    text, words = key.lowered, key.words
     for start, text_word in words:
         if text_word.startswith(word):
             return 3.0 * len(word), [(start, start + len(word))]
@@ -127,54 +171,93 @@ def _word_match(
     if inside != -1:
         return 2.0 * len(word), [(inside, inside + len(word))]
     best: tuple[float, list[tuple[int, int]]] | None = None
-    sequence = _subsequence(word, text, ordered)
+    sequence = _subsequence(word, key)
     if sequence is not None:
         best = sequence[0], _spans(sequence[1])
     if len(word) >= TYPO_MIN_CHARS:
         for start, text_word in words:
-            if one_edit_apart(word, text_word) and (best is None or best[0] < 1.5 * len(word)):
+            if (
+                abs(len(text_word) - len(word)) <= 1
+                and one_edit_apart(word, text_word)
+                and (best is None or best[0] < 1.5 * len(word))
+            ):
                 best = 1.5 * len(word), [(start, start + len(text_word))]
                 break
     return best
 
 
+@dataclass(frozen=True, slots=True)
+class _WordGate:
+    """The cheap tests one query word puts a title to before it is scored: the title must hold
+    `word` as a substring or, by `sequence`, a subsequence; or, when `typo` is set, a title word
+    beginning with the word's first half or ending with its second (one edit leaves one of them
+    whole and in place). `masks`: the characters of the word, or of either half, one of which the
+    title must hold."""
+
+    word: str
+    sequence: re.Pattern[str]
+    typo: re.Pattern[str] | None
+    masks: tuple[int, ...]
+
+    @classmethod
+    def of(cls, word: str) -> _WordGate:
+        """The gate of `word`, a lower-cased query word."""
+        if len(word) < TYPO_MIN_CHARS:
+            return cls(word, _subsequence_pattern(word), None, (_char_mask(word),))
+        half = len(word) // 2
+        head, tail = word[:half], word[half + 1 :]
+        typo = re.compile(rf"(?<![^\W_]){re.escape(head)}|{re.escape(tail)}(?![^\W_])")
+        return cls(
+            word, _subsequence_pattern(word), typo, (_char_mask(word), _char_mask(head), _char_mask(tail))
+        )
+
+    def may_match(self, lowered: str) -> bool:
+        """False when the `_lowered` title cannot match this word."""
+        if self.word in lowered or self.sequence.match(lowered) is not None:
+            return True
+        return self.typo is not None and self.typo.search(lowered) is not None
+
+
 class FuzzyQuery:
     """One typed query, prepared once for matching many titles (`match`); most titles are turned
-    away by a cheap test before any scoring: each word must appear as a substring, as a
-    subsequence (a regular expression), or, for a typo, by one of its two halves (one edit leaves
-    one of them whole)."""
+    away by cheap tests before any scoring: first by the characters they hold (`TitleKey.mask`),
+    then by each word's `_WordGate`."""
 
     def __init__(self, query: str) -> None:
         self.words: list[str] = _WORD.findall(_lowered(query))
-        self._sequences = [re.compile(".*?".join(map(re.escape, word))) for word in self.words]
-        self._joined = re.compile(".*?".join(map(re.escape, "".join(self.words))))
+        self._gates = [_WordGate.of(word) for word in self.words]
+        self._joined = _subsequence_pattern("".join(self.words))
 
-    def _may_match(self, word: str, sequence: re.Pattern[str], lowered: str) -> bool:
-        if word in lowered or sequence.search(lowered) is not None:
-            return True
-        if len(word) < TYPO_MIN_CHARS:
-            return False
-        half = len(word) // 2
-        return word[:half] in lowered or word[half + 1 :] in lowered
+    def _holds_the_characters(self, mask: int) -> bool:
+        """False when a title holding the characters of `mask` cannot match (see the module docstring)."""
+        for gate in self._gates:
+            for needed in gate.masks:
+                if needed & mask == needed:
+                    break
+            else:
+                return False
+        return True
 
     def match(self, text: str) -> FuzzyMatch | None:
         """How this query matches `text` loosely (see the module docstring), or None."""
         if not self.words:
             return None
-        lowered = _lowered(text)
-        each = all(
-            self._may_match(word, sequence, lowered)
-            for word, sequence in zip(self.words, self._sequences, strict=True)
-        )
-        if not each and (len(self.words) == 1 or self._joined.search(lowered) is None):
+        key = title_key(text)
+        if not self._holds_the_characters(key.mask):
             return None
-        words = [(found.start(), found.group()) for found in _WORD.finditer(lowered)]
-        ordered = [start for start, _ in words]
+        return self._scored(key)
+
+    def _scored(self, key: TitleKey) -> FuzzyMatch | None:
+        """`match` past the character test."""
+        lowered = key.lowered
+        each = all(gate.may_match(lowered) for gate in self._gates)
+        if not each and (len(self.words) == 1 or self._joined.match(lowered) is None):
+            return None
         if each:
             score = 0.0
             spans: list[tuple[int, int]] = []
             for word in self.words:
-                found = _word_match(word, lowered, words, ordered)
+                found = _word_match(word, key)
                 if found is None:
                     break
                 score += found[0]
@@ -183,7 +266,7 @@ class FuzzyQuery:
                 return FuzzyMatch(score, _merged(spans))
         if len(self.words) == 1:
             return None
-        sequence = _subsequence("".join(self.words), lowered, ordered)
+        sequence = _subsequence("".join(self.words), key)
         if sequence is None:
             return None
         return FuzzyMatch(sequence[0], tuple(_spans(sequence[1])))

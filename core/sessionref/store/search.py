@@ -10,7 +10,8 @@ Changes after a build go to a small overlay (relabelled, added and removed sessi
 at query time; a session whose activity moved it (an append) is removed from its built place
 and added again with its new record. The structure is rebuilt once the overlay grows. A needle
 whose full match list is known (an earlier scan ran to the end) narrows typed extensions of it
-without a scan.
+without a scan. The first sessions by rank alone (an empty needle: the pool every keystroke's
+close title matches are looked for in, `candidates.FUZZY_POOL`) are kept until the next change.
 
 What matches and in which order is defined once, by the service (`matches_needle`,
 `workspace_rank`, the `list_sessions` order); the haystack scans are a fast path held to that
@@ -174,6 +175,7 @@ class CandidateIndex:
         self._added: dict[str, Entry] = {}
         self._removed: set[str] = set()
         self._complete: OrderedDict[tuple[str | None, str], list[Entry]] = OrderedDict()
+        self._leading: OrderedDict[tuple[str | None, str, int], list[Entry]] = OrderedDict()
 
     @property
     def _position_of(self) -> dict[str, int]:
@@ -201,7 +203,7 @@ class CandidateIndex:
 
     def relabel(self, session_id: str, label: str) -> None:
         """Give a session a new label without a rebuild."""
-        self._complete.clear()
+        self._forget()
         if session_id in self._added:
             self._added[session_id] = (self._added[session_id][0], label)
             return
@@ -211,7 +213,7 @@ class CandidateIndex:
 
     def add(self, entry: Entry) -> None:
         """Add a session, or put one whose record changed (it moved) at its new place, without a rebuild."""
-        self._complete.clear()
+        self._forget()
         session_id = entry[0].id
         position = self._position_of.get(session_id)
         if position is not None:
@@ -222,10 +224,15 @@ class CandidateIndex:
 
     def remove(self, session_id: str) -> None:
         """Drop a session without a rebuild."""
-        self._complete.clear()
+        self._forget()
         self._added.pop(session_id, None)
         if session_id in self._position_of:
             self._removed.add(session_id)
+
+    def _forget(self) -> None:
+        """Drop what earlier searches found: the entries changed."""
+        self._complete.clear()
+        self._leading.clear()
 
     def _entry(self, position: int) -> Entry:
         label = self._relabelled.get(position)
@@ -325,6 +332,18 @@ class CandidateIndex:
         """
         if limit <= 0:
             return []
+        if not needle:
+            leading = self._leading.get((target_cwd, exclude_id, limit))
+            if leading is None:
+                leading = self._leading[(target_cwd, exclude_id, limit)] = self._search(
+                    exclude_id, target_cwd, needle, limit
+                )
+                if len(self._leading) > _CACHE_SIZE:
+                    self._leading.popitem(last=False)
+            return list(leading)
+        return self._search(exclude_id, target_cwd, needle, limit)
+
+    def _search(self, exclude_id: str, target_cwd: str | None, needle: str, limit: int) -> list[Entry]:
         if SEPARATOR in needle:
             stream: Iterator[Entry] = self._plain(target_cwd, needle)
         else:

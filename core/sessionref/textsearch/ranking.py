@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sessionref.textsearch.protocol import SessionFacts
+from sessionref.textsearch.protocol import FactsProvider, SessionFacts
 
 # Two sessions whose relevance differs by less than this ratio (per band) tie on relevance.
 RELEVANCE_BAND = 0.15
+_BAND_STEP = math.log1p(RELEVANCE_BAND)
+# Facts are first asked for this many times `limit` sessions (the most relevant), then four
+# times as many each time, until the first `limit` are decided (`rank_sessions_asking`).
+FIRST_ASKED_PER_SHOWN = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,17 +89,53 @@ def rank_sessions(
             same = cwd is not None and fact.cwd == cwd
             entries.append((session_id, row_id, relevance if ranked else 0.0, same, fact.last_activity))
     top = max((entry[2] for entry in entries), default=0.0) if ranked else 0.0
-    step = math.log1p(RELEVANCE_BAND)
 
     def key(entry: tuple[str, int, float, bool, int]) -> tuple[int, bool, int, int]:
-        relevance = entry[2]
-        if not ranked or relevance >= top:
-            band = 0
-        elif relevance <= 0:
-            band = 1 << 30
-        else:
-            band = int(math.log(top / relevance) / step)
-        return (band, not entry[3], -entry[4], -entry[1])
+        return (_band(entry[2], top) if ranked else 0, not entry[3], -entry[4], -entry[1])
 
     chosen = heapq.nsmallest(limit, entries, key=key) if limit is not None else sorted(entries, key=key)
     return [RankedSession(*entry) for entry in chosen]
+
+
+def _band(relevance: float, top: float) -> int:
+    """The relevance band of `relevance` below the best, `top`: 0 for the best, higher lower down."""
+    if relevance >= top:
+        return 0
+    if relevance <= 0:
+        return 1 << 30
+    return int(math.log(top / relevance) / _BAND_STEP)
+
+
+def rank_sessions_asking(
+    best: Sequence[tuple[str, int, float]],
+    facts: FactsProvider,
+    cwd: str | None,
+    *,
+    ranked: bool,
+    limit: int | None,
+) -> tuple[list[RankedSession], dict[str, SessionFacts]]:
+    """`rank_sessions` of `best`, with the facts asked of `facts`, and the facts it asked for.
+
+    A ranked search asks only for the sessions that can reach the first `limit`, most relevant
+    first: once `limit` sessions with facts lie in bands above the band of the last one asked
+    for, no session left can come before them (a band is decided by relevance alone, and the
+    ones left are no more relevant). An unranked one is one band, so it asks for all.
+    """
+    if not ranked or limit is None:
+        known = dict(facts([entry[0] for entry in best]))
+        return rank_sessions(best, known, cwd, ranked=ranked, limit=limit), known
+    pending = sorted(best, key=lambda entry: entry[2], reverse=True)
+    known = {}
+    asked = 0
+    size = max(1, FIRST_ASKED_PER_SHOWN * limit)
+    while asked < len(pending):
+        known.update(facts([entry[0] for entry in pending[asked : asked + size]]))
+        asked, size = min(len(pending), asked + size), size * 4
+        top = next((entry[2] for entry in pending[:asked] if entry[0] in known), None)
+        if top is None or asked == len(pending):
+            continue
+        floor = _band(pending[asked - 1][2], top)
+        settled = sum(1 for entry in pending[:asked] if entry[0] in known and _band(entry[2], top) < floor)
+        if settled >= limit:
+            break
+    return rank_sessions(pending[:asked], known, cwd, ranked=True, limit=limit), known

@@ -43,7 +43,12 @@ from sessionref.service.protocols import (
 from sessionref.textsearch.protocol import FactsProvider, SearchCancellation, SessionFacts
 from sessionref.textsearch.query import Phrase, QueryPlan, plan_narrows
 from sessionref.textsearch.question import stem
-from sessionref.textsearch.ranking import RankedSession, best_per_session, rank_sessions, summed_per_session
+from sessionref.textsearch.ranking import (
+    RankedSession,
+    best_per_session,
+    rank_sessions_asking,
+    summed_per_session,
+)
 from sessionref.textsearch.schema import (
     KIND_ASSISTANT,
     KIND_CHECKPOINT,
@@ -300,10 +305,9 @@ class Searcher:
         limit, cwd = request.limit, request.cwd
         best = summed_per_session(candidates) if plan.any_word else best_per_session(candidates)
         ids = self._ids(best)
-        known = facts([ids[key] for key in best if key in ids])
-        order = rank_sessions(
-            ((ids[key], row_id, relevance) for key, (row_id, relevance) in best.items() if key in ids),
-            known,
+        order, known = rank_sessions_asking(
+            [(ids[key], row_id, relevance) for key, (row_id, relevance) in best.items() if key in ids],
+            facts,
             cwd,
             ranked=ranked,
             limit=limit,

@@ -7,9 +7,15 @@ import asyncio
 
 import pytest
 from fakes import Agent, FakeSearchSessions, FakeSessions, SessionBuilder
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from sessionref.service.fuzzy_titles import fuzzy_match
+from sessionref.service.fuzzy_titles import (
+    TYPO_MIN_CHARS,
+    FuzzyQuery,
+    fuzzy_match,
+    one_edit_apart,
+    title_key,
+)
 from sessionref.service.references import SessionReferences
 
 
@@ -26,6 +32,8 @@ from sessionref.service.references import SessionReferences
         ("spdci", "Speed up CI (14 → 4 min)", ["Sp", "d", "CI"]),  # a subsequence on word starts
         ("flaky payments", "Fix flaky retry test in payments", ["flaky", "payments"]),
         ("webhok", "Webhook sender", ["Webhook"]),  # a letter missing
+        ("webhqok", "Webhook sender", ["Webhook"]),  # a letter replaced by one the title lacks
+        ("xpayments", "Fix flaky retry test in payments", ["payments"]),  # a letter added
     ],
 )
 def test_a_close_query_matches_and_says_what_matched(query: str, title: str, matched: list[str]) -> None:
@@ -96,3 +104,45 @@ def test_exact_candidates_are_unchanged_and_first_with_close_matches_after(
     assert len({candidate.session_id for candidate in both}) == len(both)
     scores = [candidate.close.score for candidate in both[len(exact) :] if candidate.close is not None]
     assert scores == sorted(scores, reverse=True)
+
+
+LETTERS = st.sampled_from(list("abcdegiklnoprstuyz 16-_éÉßİ中文"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    title=st.one_of(
+        TITLE_WORDS, st.lists(TITLE_WORDS, max_size=4).map(" ".join), st.text(LETTERS, max_size=30)
+    ),
+    query=st.one_of(QUERIES, st.text(LETTERS, min_size=1, max_size=12)),
+)
+def test_the_character_prefilter_turns_away_only_titles_that_would_not_match(title: str, query: str) -> None:
+    # `_scored` is the scoring without the character test in front of it.
+    prepared = FuzzyQuery(query)
+    assert prepared.match(title) == (prepared._scored(title_key(title)) if prepared.words else None)
+
+
+@st.composite
+def _one_edit_away(draw: st.DrawFn) -> tuple[str, str]:
+    word = draw(st.text(st.sampled_from("abcdeéns1"), min_size=5, max_size=9))
+    at = draw(st.integers(0, len(word) - 1))
+    letter = draw(st.sampled_from("abxzé2"))
+    edits = [
+        word[:at] + letter + word[at + 1 :],  # replaced
+        word[:at] + word[at + 1 :],  # removed
+        word[:at] + letter + word[at:],  # added
+        word[:at] + word[at + 1 : at + 2] + word[at] + word[at + 2 :],  # swapped with the next
+    ]
+    return word, draw(st.sampled_from(edits))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    edit=_one_edit_away(),
+    before=st.sampled_from(["", "fix ", "x-"]),
+    after=st.sampled_from(["", " now", "_1"]),
+)
+def test_a_word_one_edit_from_a_title_word_matches_it(edit: tuple[str, str], before: str, after: str) -> None:
+    word, typed = edit
+    assume(len(typed) >= TYPO_MIN_CHARS and one_edit_apart(typed, word))
+    assert fuzzy_match(typed, f"{before}{word}{after}") is not None
