@@ -68,6 +68,9 @@ class FastStreamModel:
     async def summarize(self, messages: list[dict[str, Any]]) -> str:
         return "summary"
 
+    async def aclose(self) -> None:
+        """Nothing to release (the `ChatModel` port: `Workspace.close` closes its model)."""
+
 
 class Ticker:
     """Measures how late a task that sleeps `TICK_SECONDS` at a time wakes up."""

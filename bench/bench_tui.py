@@ -34,8 +34,8 @@ the conversation search beside the title lookup, as in the app. The title rows' 
 the ones to compare with a run without it; the conversation search's own time is reported too.
 `--while-walking` types while another thread walks the whole store back to back, the worst case of live
 discovery's five-minute sweep (issue 18: a keystroke during a re-scan stays within the title completion's
-budget); it prints the keystroke table only. `--root DIR` reuses a store (any DSH sessions directory, e.g. the corpus `bench_text_search.py
---corpus` writes under `logs/`), `--queries` and `--cwd` fit the queries to it.
+budget); it prints the keystroke table only. `--root DIR` reuses a store (any DSH sessions directory, e.g. the
+corpus `bench_text_search.py --corpus` writes under `logs/`), `--queries` and `--cwd` fit the queries to it.
 
 Run: `.venv/bin/python bench/bench_tui.py [--sessions 100000] [--text-search]`. Prints a
 markdown table. The store is generated with `bench_discovery.build_root` (DSH-layout logs written
