@@ -13,6 +13,7 @@ Callers hold the store lock around every method except `walk`.
 from __future__ import annotations
 
 import bisect
+import heapq
 import logging
 import os
 import stat
@@ -412,13 +413,26 @@ class Catalog:
         return self._records
 
     def recent_files(self, limit: int) -> list[str]:
-        """The files (absolute) of the `limit` most recently active sessions, most recent first."""
+        """The files (absolute) of the `limit` most recently active sessions, most recent first.
+
+        From the ordered list when it is built; else picked without building it (`heapq.nlargest`,
+        about a tenth of the cost): live discovery asks twice a second under the store lock, and
+        the first whole sort of 100,000 sessions took 270 ms there, which a keystroke waited for.
+        """
+        ids: list[str | None]
+        if self._records is not None:
+            ids = [record.id for record in self._records[:limit]]
+        else:
+            states: list[LogState | ForeignEntry] = [*self.by_id.values(), *self.foreign.values()]
+            ids = [state.session_id for state in heapq.nlargest(limit, states, key=attrgetter("updated_at"))]
         files: list[str] = []
-        for record in self.records()[:limit]:
-            state = self.by_id.get(record.id)
+        for session_id in ids:
+            if session_id is None:
+                continue
+            state = self.by_id.get(session_id)
             if state is not None:
                 files.append(os.path.normpath(os.path.join(self._root_text, state.path)))
-            elif (entry := self.foreign.get(record.id)) is not None:
+            elif (entry := self.foreign.get(session_id)) is not None:
                 files.extend(entry.paths)
         return files
 

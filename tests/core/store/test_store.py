@@ -295,3 +295,20 @@ def test_conversation_sources_name_each_log_and_change_when_it_grows(store: Sess
     after = {source.session_id: source for source in store.conversation_sources()}
     assert after[first].version != before[first].version
     assert after[second] == before[second]
+
+
+async def test_recent_files_are_the_most_recently_active_first_with_or_without_the_ordered_list(
+    store: SessionStore,
+) -> None:
+    for number, moment in enumerate([5_000, 1_000, 9_000, 3_000, 7_000]):
+        store.create_session(cwd=None, session_id=f"s{number}", created_at=1_000)
+        store.append(f"s{number}", [user_message(f"prompt {number}")], time_ms=1_790_000_000_000 + moment)
+
+    def newest(count: int) -> list[str]:
+        return [Path(path).parent.name for path in store.recent_files(count)]
+
+    picked = newest(3)  # the ordered list is not built yet: picked from every session
+    assert picked == ["s2", "s4", "s0"]
+    assert [record.id for record in await store.list_sessions()][:3] == picked
+    assert newest(3) == picked  # now read off the ordered list
+    assert newest(99) == ["s2", "s4", "s0", "s3", "s1"]
