@@ -197,7 +197,8 @@ class ChatScreen(Screen[None]):
         self._workspace = workspace
         self.now_ms: Clock = clock or system_clock
         self.rehearse_picker = rehearse_picker
-        """Open the `@` picker once, unseen, after the first session is drawn (`_rehearse_picker`)."""
+        """Open the `@` picker once, unseen, after the first session is drawn (`_rehearse_picker`), and
+        prepare the first lookups meanwhile (`_prepare_lookups`)."""
         self.home_dir: str | None = str(Path.home())
         """Shown as `~` where a folder is named (tests set a fixed one)."""
         self.current_session_id: str | None = None
@@ -281,6 +282,15 @@ class ChatScreen(Screen[None]):
         self.post_message(self.Ready())
         if self.rehearse_picker:
             self.call_after_refresh(self._rehearse_picker)
+            self.call_after_refresh(self._prepare_lookups)
+
+    @work(group="lookup-preparation", exit_on_error=False)
+    async def _prepare_lookups(self) -> None:
+        """Have the workspace make ready, in a thread, what the first `@` query without an exact
+        title match would otherwise compute while the user waits (`MentionSource.prepare`)."""
+        source = self.query_one(Composer).source
+        if source is not None:
+            await source.prepare()
 
     @work(group="picker-rehearsal", exit_on_error=False)
     async def _rehearse_picker(self) -> None:

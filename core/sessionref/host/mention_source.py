@@ -58,6 +58,11 @@ class MentionSource:
         workspace = await self._open()
         return await workspace.candidates(self._target(), query, workspace.limits.mention, signal=signal)
 
+    async def prepare(self) -> int:
+        """Make the first lookups as quick as later ones (`Workspace.prepare_lookups`, in a thread)."""
+        workspace = await self._open()
+        return await workspace.prepare_lookups(self._target())
+
     async def conversations(self, query: str, signal: AbortSignal) -> ConversationSearchResult | None:
         """Sessions where `query` was said, best first, the target left out (at most
         `CandidateLimits.said`); None for a bare `@` (no such group then). Several words are loose

@@ -56,6 +56,7 @@ from sessionref.host.ui_policy import (
 )
 from sessionref.service.abort import AbortSignal
 from sessionref.service.candidates import Candidate
+from sessionref.service.fuzzy_titles import prepare_titles
 from sessionref.service.protocols import Progress, SessionRecord
 from sessionref.service.references import PreparedReferencedMessage, SessionReferences
 from sessionref.store.foreign_links import linked_files
@@ -220,6 +221,15 @@ class Workspace:
             self.vantage(target), query, reach, signal=signal, fuzzy=True
         )
         return self.frecency.order(found, query, int(_now_ms()))[:wanted]
+
+    async def prepare_lookups(self, target: Agent | DraftSession | None) -> int:
+        """Make ready, in a thread, what the first `@` keystroke without an exact title match would
+        otherwise compute on the spot (the matching keys of the titles `candidates` scores for close
+        matches, `fuzzy_titles.prepare_titles`); returns how many titles. Called once the first
+        session is shown; titles that appear later are prepared by the lookup that meets them."""
+        labels = await self.references.close_match_labels(self.vantage(target))
+        await asyncio.to_thread(prepare_titles, labels)
+        return len(labels)
 
     def vantage(self, target: Agent | DraftSession | None) -> Agent | DraftSession | Vantage:
         """Where a lookup is seen from: ``target``, else this workspace's cwd leaving nothing out."""

@@ -175,6 +175,13 @@ def _closest(
     return [(order, found) for _score, order, found in close[: limit - len(exact)]]
 
 
+async def close_match_labels(query: SessionQuery, *, agent_id: str, agent_cwd: str | None) -> list[str]:
+    """The labels a close-title pass for `agent_id` would score: those of the first `FUZZY_POOL`
+    sessions by rank (see `find_candidates`), for `fuzzy_titles.prepare_titles`."""
+    pool = await _exact_entries(query, agent_id, agent_cwd, "", FUZZY_POOL, None)
+    return [label for _record, label in pool]
+
+
 async def _exact_candidates(
     query: SessionQuery,
     agent_id: str,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
@@ -114,6 +115,13 @@ def title_key(text: str) -> TitleKey:
     words = tuple((found.start(), found.group()) for found in _WORD.finditer(lowered))
     ordered = tuple(start for start, _ in words)
     return TitleKey(lowered, _char_mask(lowered), words, ordered, frozenset(ordered))
+
+
+def prepare_titles(labels: Iterable[str]) -> None:
+    """Compute the `TitleKey` of each of `labels` now (thread-safe), so that a keystroke's close-title
+    pass over them finds every key made: the first such pass otherwise pays for all of them."""
+    for label in labels:
+        title_key(label)
 
 
 def _subsequence_pattern(word: str) -> re.Pattern[str]:

@@ -35,7 +35,12 @@ from sessionref.contract.reference_budget import RetainedReference, retain_refer
 from sessionref.contract.uri import SessionReference, parse_session_reference_text
 from sessionref.service.abort import AbortSignal
 from sessionref.service.cancellation import race, raise_if_aborted
-from sessionref.service.candidates import Candidate, checked_candidate_limit, find_candidates
+from sessionref.service.candidates import (
+    Candidate,
+    checked_candidate_limit,
+    close_match_labels,
+    find_candidates,
+)
 from sessionref.service.captured import CapturedReference, label_of, omission_notices
 from sessionref.service.config import SessionReferenceConfig
 from sessionref.service.conversations import (
@@ -156,6 +161,11 @@ class SessionReferences:
             signal=signal,
             fuzzy=fuzzy,
         )
+
+    async def close_match_labels(self, agent: ReferencingAgent) -> list[str]:
+        """The labels `list_candidates(agent, …, fuzzy=True)` scores for close matches, best first:
+        what `fuzzy_titles.prepare_titles` can prepare ahead of the first keystroke."""
+        return await close_match_labels(self.query, agent_id=agent.id, agent_cwd=getattr(agent, "cwd", None))
 
     async def search_conversations(
         self,

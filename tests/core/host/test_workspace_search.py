@@ -98,3 +98,22 @@ async def test_a_lookup_cancelled_while_waiting_never_reaches_the_workspace(tmp_
     ready.set()
     await asyncio.gather(lookup, return_exceptions=True)
     assert lookup.cancelled() and asked == []
+
+
+async def test_prepared_lookups_leave_a_close_title_pass_nothing_to_compute(tmp_path: Path) -> None:
+    from sessionref.service.fuzzy_titles import title_key
+
+    store = open_store(tmp_path)
+    titles = ["Fix flaky retry test in payments", "Postgres 16 migration plan", "Speed up CI"]
+    for number, title in enumerate(titles):
+        store.create_session(cwd=HERE, session_id=f"s{number}")
+        store.rename(f"s{number}", title)
+    workspace = Workspace(store, DemoModel(pace=0), cwd=HERE)
+    source = workspace.mention_source(lambda: None)
+    title_key.cache_clear()
+    assert await source.prepare() == len(titles)
+    computed = title_key.cache_info().misses
+    found = await source.candidates("pg16plan", AbortSignal())  # no exact match: the close-title pass
+    assert [candidate.label for candidate in found] == ["Postgres 16 migration plan"]
+    assert title_key.cache_info().misses == computed  # every title it scored was ready
+    await workspace.close()

@@ -81,6 +81,10 @@ class MentionSource(Protocol):
         """Sessions where `query` was said (the popup's second group), None when there is no group."""
         ...
 
+    async def prepare(self) -> int:
+        """Make ready what the first lookups would compute on the spot; returns how many titles."""
+        ...
+
     async def context(self, session_id: str, seq: int, around: int, signal: AbortSignal) -> MessageContext:
         """The matched message `seq` of `session_id` with `around` neighbours each side."""
         ...
