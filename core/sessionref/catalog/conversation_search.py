@@ -21,11 +21,17 @@ from sessionref.service.protocols import ConversationMatch, ConversationSearchRe
 
 EXAMINED_MESSAGES: Final = 2_000
 """Matching messages one search examines at most: enough for a first screen of sessions."""
+READ_MESSAGES: Final = 20_000
+"""Messages one plan reads at most: the newest visible ones, or the full-text index's candidates."""
+ENOUGH_MATCHES: Final = 100
+"""Matches among the newest messages that answer a first screen without asking the index."""
 FETCHED_TEXT_CHARS: Final = 20_000
 """Characters of each matching message fetched to cut its snippet from."""
 SNIPPET_CHARS: Final = 160
 """Characters of the one-line snippet around the first matched word."""
 MIN_WORD: Final = 3
+LONG_PREFIX: Final = 5
+"""Letters from which the word being typed narrows the full-text index instead of widening it."""
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"?|(\S+)')
 _WORD = re.compile(r"\w+")
@@ -33,12 +39,18 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
-    """A search text as a tsquery (None: nothing to search), its words, and a pending short word."""
+    """A search text as a tsquery (None: nothing to search), its words, and a pending short word.
+
+    `indexed` is what the full-text index is asked for when it is narrower to ask without the
+    word being typed: the other words (a 3-4 letter prefix alone can match millions of messages,
+    which GIN collects before the first row); the full `tsquery` then filters its candidates.
+    """
 
     tsquery: str | None
     words: tuple[str, ...]
     pending: str
     status: str
+    indexed: str | None = None
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -46,6 +58,7 @@ def parse_query(text: str) -> ParsedQuery:
     parts: list[str] = []
     words: list[str] = []
     pending = ""
+    prefix = ""
     tokens = list(_PHRASE_OR_WORD.finditer(text))
     any_word = False
     for index, token in enumerate(tokens):
@@ -67,9 +80,14 @@ def parse_query(text: str) -> ParsedQuery:
                 continue
             parts.append(lowered + (":*" if final else ""))
             words.append(lowered)
+            prefix = lowered if final else prefix
     if not parts:
         return ParsedQuery(None, (), pending, "too_short" if any_word else "empty")
-    return ParsedQuery(" & ".join(parts), tuple(words), pending, "ok")
+    whole = " & ".join(parts)
+    short_prefix = prefix and len(prefix) < LONG_PREFIX
+    others = [part for part in parts if part != f"{prefix}:*"] if short_prefix else parts
+    indexed = " & ".join(others) if others and len(others) < len(parts) else None
+    return ParsedQuery(whole, tuple(words), pending, "ok", indexed)
 
 
 def snippet(text: str, words: tuple[str, ...]) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -105,7 +123,8 @@ def search_messages(
         )
     with connection.transaction(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s)",
+            "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s,"
+            " to_tsquery('simple', %s))",
             (
                 parsed.tsquery,
                 folder,
@@ -113,10 +132,12 @@ def search_messages(
                 exclude_machine,
                 EXAMINED_MESSAGES,
                 FETCHED_TEXT_CHARS,
+                parsed.indexed,
             ),
         )
-        rows = cursor.fetchall()
-        examined = rows[0][9] if rows else 0
+        everything = cursor.fetchall()
+        rows = [row for row in everything if row[0] is not None]
+        complete = all(row[9] for row in everything if row[0] is None)
         best: dict[str, tuple[Any, ...]] = {}
         for row in rows:
             current = best.get(row[0])
@@ -130,7 +151,7 @@ def search_messages(
         )
         titles: dict[str, str | None] = dict(cursor.fetchall())
     matches = []
-    for session_id, seq, role, kind, at, message, rank, same_folder, updated, _examined in ranked:
+    for session_id, seq, role, kind, at, message, rank, same_folder, updated, _complete in ranked:
         line, spans = snippet(message, parsed.words)
         matches.append(
             ConversationMatch(
@@ -147,6 +168,4 @@ def search_messages(
                 float(rank),
             )
         )
-    return ConversationSearchResult(
-        tuple(matches), "ok", parsed.pending, complete=examined < EXAMINED_MESSAGES
-    )
+    return ConversationSearchResult(tuple(matches), "ok", parsed.pending, complete=complete)

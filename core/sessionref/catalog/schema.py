@@ -165,6 +165,101 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f
 $function$;
 """
 
+_SEARCH_MESSAGES_V2: Final = """
+DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, integer);
+
+-- Conversation search for a first screen (docs/catalog.md, "Conversation search: the first screen"):
+-- 1. newest first: the messages of the most recent visible sessions, p_read of them, filtered by
+--    p_query (they lie together on disk and stay cached, so reading them is cheap). Enough
+--    matches (p_enough), or every visible message read: answered.
+-- 2. a few matches (more than p_rare): at the rate measured, read on newest first as far as twice
+--    p_enough should need (at most p_read_most messages).
+-- 3. rare (p_rare or fewer): the full-text index, asked for p_indexed (p_query without a short
+--    prefix being typed, which would make GIN collect every word it starts) and filtered by
+--    p_query; at most p_candidates of its candidates are read (they are scattered on disk).
+-- A status row (id NULL) ends the answer: `complete` is true when nothing that matches was left
+-- unread. Static SQL under custom plans: each plan is chosen with the caller's values, and the
+-- join and scan settings keep the newest-first read a walk of the recency index.
+CREATE FUNCTION sessionref.search_messages(
+    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
+    p_text_chars integer, p_indexed tsquery DEFAULT NULL, p_read integer DEFAULT 20000,
+    p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
+    p_candidates integer DEFAULT 5000
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, complete boolean
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
+SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan AS $function$
+DECLARE
+    shared bigint[] := sessionref.shared_with_caller();
+    indexed tsquery := coalesce(p_indexed, p_query);
+    found bigint := 0;
+    more bigint;
+    read bigint;
+    skipped bigint := 0;
+    reach bigint := p_read;
+BEGIN
+    FOR pass IN 1..2 LOOP
+        RETURN QUERY
+        SELECT r.id, r.seq, r.role, r.kind, r.time, left(r.text, p_text_chars), ts_rank(r.words, p_query),
+               p_folder IS NOT NULL AND r.folder IS NOT DISTINCT FROM p_folder, r.updated_at, NULL::boolean
+        FROM (SELECT s.id, s.folder, s.updated_at, m.seq, m.role, m.kind, m.time, m.text, m.words
+              FROM (SELECT v.key, v.id, v.folder, v.updated_at FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+              CROSS JOIN LATERAL (SELECT n.seq, n.role, n.kind, n.time, n.text, n.words
+                                  FROM sessionref.messages n WHERE n.session_key = s.key) m
+              OFFSET skipped LIMIT reach - skipped) r
+        WHERE r.words @@ p_query
+        LIMIT p_examined - found;
+        GET DIAGNOSTICS more = ROW_COUNT;
+        found := found + more;
+        IF pass = 2 OR found >= p_examined THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, false;
+            RETURN;
+        END IF;
+        SELECT count(*) INTO read FROM (
+            SELECT 1 FROM (SELECT v.key FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+            CROSS JOIN LATERAL (SELECT 1 FROM sessionref.messages n WHERE n.session_key = s.key) m
+            LIMIT p_read) r;
+        IF read < p_read OR found >= p_enough THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, read < p_read;
+            RETURN;
+        END IF;
+        EXIT WHEN found <= p_rare;
+        skipped := p_read;
+        reach := least(p_read_most, p_read::bigint * p_enough * 2 / found);
+    END LOOP;
+    RETURN QUERY
+    WITH candidates AS MATERIALIZED (
+        SELECT m.session_key, m.seq, m.role, m.kind, m.time, m.words
+        FROM sessionref.messages m
+        WHERE m.words @@ indexed AND (m.owner = session_user OR m.session_key = ANY(shared))
+        LIMIT p_candidates),
+    matched AS MATERIALIZED (
+        SELECT c.session_key, c.seq, c.role, c.kind, c.time, ts_rank(c.words, p_query) AS relevance
+        FROM candidates c WHERE c.words @@ p_query LIMIT p_examined)
+    SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, left(t.text, p_text_chars),
+           matched.relevance, p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder,
+           s.updated_at, NULL::boolean
+    FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key
+    JOIN sessionref.messages t ON t.session_key = matched.session_key AND t.seq = matched.seq
+    WHERE s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        (SELECT count(*) FROM candidates) < p_candidates AND (SELECT count(*) FROM matched) < p_examined;
+END
+$function$;
+"""
+
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -249,6 +344,11 @@ GRANT SELECT ON sessionref.schema_version TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON sessionref.sessions, sessionref.messages TO PUBLIC;
 GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
 """,
+    ),
+    Migration(
+        2,
+        "conversation search newest first, the full-text index only for rare words",
+        _SEARCH_MESSAGES_V2,
     ),
 )
 """Every schema step, oldest first; a new step is appended, never edited once released."""
