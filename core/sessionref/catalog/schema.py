@@ -260,6 +260,78 @@ $function$;
 """
 
 
+_FIND_NEWEST_V3: Final = """
+-- Newest first for title discovery, in static SQL (plans chosen with the caller's values): for the
+-- two small ranks the read stops at p_limit matches instead of reading all p_newest sessions first;
+-- only a rank left short is counted, to say whether it has sessions the read did not reach.
+CREATE OR REPLACE FUNCTION sessionref.find_newest(
+    p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text, p_limit integer,
+    p_newest integer
+) RETURNS TABLE (
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan AS $function$
+DECLARE
+    shared bigint[] := sessionref.shared_with_caller();
+    found bigint;
+    total bigint;
+BEGIN
+    IF p_folder IS NOT NULL THEN
+        RETURN QUERY
+        SELECT 0, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+        FROM (SELECT v.key, v.id, v.machine, v.owner, v.title, v.cwd, v.created_at, v.updated_at, v.search
+              FROM sessionref.sessions v
+              WHERE v.folder = p_folder AND (v.owner = session_user OR v.key = ANY(shared))
+              ORDER BY v.updated_at DESC, v.key LIMIT p_newest) s
+        WHERE (p_pattern IS NULL OR s.search LIKE p_pattern) AND s.id <> p_exclude_id
+          AND s.machine <> p_exclude_machine
+        ORDER BY s.updated_at DESC, s.key LIMIT p_limit;
+        GET DIAGNOSTICS found = ROW_COUNT;
+        total := p_newest;
+        IF found < p_limit THEN
+            SELECT count(*) INTO total FROM (
+                SELECT 1 FROM sessionref.sessions v
+                WHERE v.folder = p_folder AND (v.owner = session_user OR v.key = ANY(shared))
+                LIMIT p_newest) counted;
+        END IF;
+        RETURN QUERY SELECT 0, NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
+            NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
+    END IF;
+    RETURN QUERY
+    SELECT 1, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT v.key, v.id, v.machine, v.owner, v.title, v.cwd, v.created_at, v.updated_at, v.search
+          FROM sessionref.sessions v
+          WHERE v.cwd IS NULL AND (v.owner = session_user OR v.key = ANY(shared))
+          ORDER BY v.updated_at DESC, v.key LIMIT p_newest) s
+    WHERE (p_pattern IS NULL OR s.search LIKE p_pattern) AND s.id <> p_exclude_id
+      AND s.machine <> p_exclude_machine
+    ORDER BY s.updated_at DESC, s.key LIMIT p_limit;
+    GET DIAGNOSTICS found = ROW_COUNT;
+    total := p_newest;
+    IF found < p_limit THEN
+        SELECT count(*) INTO total FROM (
+            SELECT 1 FROM sessionref.sessions v
+            WHERE v.cwd IS NULL AND (v.owner = session_user OR v.key = ANY(shared))
+            LIMIT p_newest) counted;
+    END IF;
+    RETURN QUERY SELECT 1, NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
+        NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
+    RETURN QUERY
+    SELECT 2, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT v.key, v.id, v.machine, v.owner, v.title, v.cwd, v.created_at, v.updated_at, v.search
+          FROM sessionref.sessions v
+          WHERE v.cwd IS NOT NULL AND (p_folder IS NULL OR v.folder IS DISTINCT FROM p_folder)
+            AND (v.owner = session_user OR v.key = ANY(shared))
+          ORDER BY v.updated_at DESC, v.key LIMIT p_newest) s
+    WHERE (p_pattern IS NULL OR s.search LIKE p_pattern) AND s.id <> p_exclude_id
+      AND s.machine <> p_exclude_machine
+    ORDER BY s.updated_at DESC, s.key LIMIT p_limit;
+END
+$function$;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -350,6 +422,7 @@ GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
         "conversation search newest first, the full-text index only for rare words",
         _SEARCH_MESSAGES_V2,
     ),
+    Migration(3, "title discovery newest first stops at a first screen", _FIND_NEWEST_V3),
 )
 """Every schema step, oldest first; a new step is appended, never edited once released."""
 
