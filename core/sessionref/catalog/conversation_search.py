@@ -4,10 +4,11 @@ The text is turned into a `tsquery` of the `simple` configuration (words lower-c
 stemmed): every word must occur, the last one also as the start of a word (`migr` finds
 `migration`), `"quoted words"` must stand together in that order. Words of 1-2 characters only
 count inside a quoted phrase; a trailing one is reported as `pending`, like the local index does.
-At most `EXAMINED_MESSAGES` matching messages are examined (the GIN index gives them in no
-particular order); when more matched, the answer says it is not `complete`. Among them each
-session's best message (by `ts_rank`) is kept, ranked by relevance, then the searching folder's
-name, then recent activity.
+A first screen is answered from the newest visible messages first, the full-text index only for
+rare words (`sessionref.search_messages`, `schema._SEARCH_MESSAGES_V2`, docs/catalog.md): at most
+`EXAMINED_MESSAGES` matching messages are examined, and when matches were left unread the answer
+says it is not `complete`. Among them each session's best message (by `ts_rank`) is kept, ranked
+by relevance, then the searching folder's name, then recent activity.
 """
 
 from __future__ import annotations
@@ -21,10 +22,6 @@ from sessionref.service.protocols import ConversationMatch, ConversationSearchRe
 
 EXAMINED_MESSAGES: Final = 2_000
 """Matching messages one search examines at most: enough for a first screen of sessions."""
-READ_MESSAGES: Final = 20_000
-"""Messages one plan reads at most: the newest visible ones, or the full-text index's candidates."""
-ENOUGH_MATCHES: Final = 100
-"""Matches among the newest messages that answer a first screen without asking the index."""
 FETCHED_TEXT_CHARS: Final = 20_000
 """Characters of each matching message fetched to cut its snippet from."""
 SNIPPET_CHARS: Final = 160

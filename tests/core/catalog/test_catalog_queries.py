@@ -38,3 +38,17 @@ def test_a_snippet_is_one_line_around_the_first_match_with_its_spans() -> None:
     line, spans = snippet(text, ("retry", "budget"))
     assert "\n" not in line and "Retry budget" in line
     assert [line[start:end].lower() for start, end in spans] == ["retry", "budget"]
+
+
+@pytest.mark.parametrize(
+    ("text", "indexed"),
+    [
+        ("retry", None),  # the prefix alone: the index must be asked for it
+        ("Retry budg", "retry"),  # a short prefix would make GIN collect every word it starts
+        ("retry budget", None),  # a long prefix narrows the index
+        ("retry budget ", None),  # no prefix at all
+        ('"retry budget" mig', "(retry <-> budget)"),
+    ],
+)
+def test_the_index_is_asked_without_a_short_prefix_being_typed(text: str, indexed: str | None) -> None:
+    assert parse_query(text).indexed == indexed
