@@ -41,6 +41,8 @@ class ParsedQuery:
     `indexed` is what the full-text index is asked for when it is narrower to ask without the
     word being typed: the other words (a 3-4 letter prefix alone can match millions of messages,
     which GIN collects before the first row); the full `tsquery` then filters its candidates.
+    `loose` is what GIN collects for it (phrases as plain AND), counted among the newest messages
+    to tell whether the index would be cheap.
     """
 
     tsquery: str | None
@@ -48,6 +50,7 @@ class ParsedQuery:
     pending: str
     status: str
     indexed: str | None = None
+    loose: str | None = None
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -84,7 +87,9 @@ def parse_query(text: str) -> ParsedQuery:
     short_prefix = prefix and len(prefix) < LONG_PREFIX
     others = [part for part in parts if part != f"{prefix}:*"] if short_prefix else parts
     indexed = " & ".join(others) if others and len(others) < len(parts) else None
-    return ParsedQuery(whole, tuple(words), pending, "ok", indexed)
+    asked = indexed or whole
+    loose = asked.replace(" <-> ", " & ") if " <-> " in asked else None
+    return ParsedQuery(whole, tuple(words), pending, "ok", indexed, loose)
 
 
 def snippet(text: str, words: tuple[str, ...]) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -121,7 +126,7 @@ def search_messages(
     with connection.transaction(), connection.cursor() as cursor:
         cursor.execute(
             "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s,"
-            " to_tsquery('simple', %s))",
+            " to_tsquery('simple', %s), p_estimate => to_tsquery('simple', %s))",
             (
                 parsed.tsquery,
                 folder,
@@ -130,6 +135,7 @@ def search_messages(
                 EXAMINED_MESSAGES,
                 FETCHED_TEXT_CHARS,
                 parsed.indexed,
+                parsed.loose,
             ),
         )
         everything = cursor.fetchall()

@@ -177,6 +177,9 @@ DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, int
 -- 3. rare (p_rare or fewer): the full-text index, asked for p_indexed (p_query without a short
 --    prefix being typed, which would make GIN collect every word it starts) and filtered by
 --    p_query; at most p_candidates of its candidates are read (they are scattered on disk).
+--    Unless the words the index would collect are common themselves (p_estimate, p_indexed with
+--    phrases as plain AND, matched more than p_common of the messages read): then GIN would
+--    collect hundreds of thousands of them, so step 2 reads on newest first instead.
 -- A status row (id NULL) ends the answer: `complete` is true when nothing that matches was left
 -- unread. Static SQL under custom plans: each plan is chosen with the caller's values, and the
 -- join and scan settings keep the newest-first read a walk of the recency index.
@@ -184,7 +187,7 @@ CREATE FUNCTION sessionref.search_messages(
     p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
     p_text_chars integer, p_indexed tsquery DEFAULT NULL, p_read integer DEFAULT 20000,
     p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
-    p_candidates integer DEFAULT 5000
+    p_candidates integer DEFAULT 5000, p_estimate tsquery DEFAULT NULL, p_common integer DEFAULT 20
 ) RETURNS TABLE (
     id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
     same_folder boolean, updated_at bigint, complete boolean
@@ -195,6 +198,8 @@ SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan 
 DECLARE
     shared bigint[] := sessionref.shared_with_caller();
     indexed tsquery := coalesce(p_indexed, p_query);
+    estimate tsquery := coalesce(p_estimate, indexed);
+    common bigint;
     found bigint := 0;
     more bigint;
     read bigint;
@@ -222,21 +227,21 @@ BEGIN
                 NULL::real, NULL::boolean, NULL::bigint, false;
             RETURN;
         END IF;
-        SELECT count(*) INTO read FROM (
-            SELECT 1 FROM (SELECT v.key FROM sessionref.sessions v
+        SELECT count(*), count(*) FILTER (WHERE r.words @@ estimate) INTO read, common FROM (
+            SELECT m.words FROM (SELECT v.key FROM sessionref.sessions v
                     WHERE (v.owner = session_user OR v.key = ANY(shared))
                       AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
                     ORDER BY v.updated_at DESC, v.key) s
-            CROSS JOIN LATERAL (SELECT 1 FROM sessionref.messages n WHERE n.session_key = s.key) m
+            CROSS JOIN LATERAL (SELECT n.words FROM sessionref.messages n WHERE n.session_key = s.key) m
             LIMIT p_read) r;
         IF read < p_read OR found >= p_enough THEN
             RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
                 NULL::real, NULL::boolean, NULL::bigint, read < p_read;
             RETURN;
         END IF;
-        EXIT WHEN found <= p_rare;
+        EXIT WHEN found <= p_rare AND common <= p_common;
         skipped := p_read;
-        reach := least(p_read_most, p_read::bigint * p_enough * 2 / found);
+        reach := least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1));
     END LOOP;
     RETURN QUERY
     WITH candidates AS MATERIALIZED (

@@ -52,3 +52,9 @@ def test_a_snippet_is_one_line_around_the_first_match_with_its_spans() -> None:
 )
 def test_the_index_is_asked_without_a_short_prefix_being_typed(text: str, indexed: str | None) -> None:
     assert parse_query(text).indexed == indexed
+
+
+def test_what_the_index_collects_for_a_phrase_is_its_words() -> None:
+    assert parse_query('"retry budget" mig').loose == "(retry & budget)"
+    assert parse_query('"retry budget"').loose == "(retry & budget)"
+    assert parse_query("retry budg").loose is None
