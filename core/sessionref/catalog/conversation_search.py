@@ -27,8 +27,6 @@ FETCHED_TEXT_CHARS: Final = 20_000
 SNIPPET_CHARS: Final = 160
 """Characters of the one-line snippet around the first matched word."""
 MIN_WORD: Final = 3
-LONG_PREFIX: Final = 5
-"""Letters from which the word being typed narrows the full-text index instead of widening it."""
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"?|(\S+)')
 _WORD = re.compile(r"\w+")
@@ -38,19 +36,15 @@ _WORD = re.compile(r"\w+")
 class ParsedQuery:
     """A search text as a tsquery (None: nothing to search), its words, and a pending short word.
 
-    `indexed` is what the full-text index is asked for when it is narrower to ask without the
-    word being typed: the other words (a 3-4 letter prefix alone can match millions of messages,
-    which GIN collects before the first row); the full `tsquery` then filters its candidates.
-    `loose` is what GIN collects for it (phrases as plain AND), counted among the newest messages
-    to tell whether the index would be cheap.
+    `terms` are its words one by one (the last as `word:*`, a phrase's words plain): the search
+    function asks the full-text index for the rarest of them among the newest messages only.
     """
 
     tsquery: str | None
     words: tuple[str, ...]
     pending: str
     status: str
-    indexed: str | None = None
-    loose: str | None = None
+    terms: tuple[str, ...] = ()
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -58,7 +52,7 @@ def parse_query(text: str) -> ParsedQuery:
     parts: list[str] = []
     words: list[str] = []
     pending = ""
-    prefix = ""
+    terms: list[str] = []
     tokens = list(_PHRASE_OR_WORD.finditer(text))
     any_word = False
     for index, token in enumerate(tokens):
@@ -69,6 +63,7 @@ def parse_query(text: str) -> ParsedQuery:
             if phrase and any(len(word) >= MIN_WORD for word in phrase):
                 parts.append("(" + " <-> ".join(phrase) + ")")
                 words.extend(phrase)
+                terms.extend(phrase)
             continue
         for position, word in enumerate(_WORD.findall(token.group(2) or "")):
             any_word = True
@@ -80,16 +75,10 @@ def parse_query(text: str) -> ParsedQuery:
                 continue
             parts.append(lowered + (":*" if final else ""))
             words.append(lowered)
-            prefix = lowered if final else prefix
+            terms.append(parts[-1])
     if not parts:
         return ParsedQuery(None, (), pending, "too_short" if any_word else "empty")
-    whole = " & ".join(parts)
-    short_prefix = prefix and len(prefix) < LONG_PREFIX
-    others = [part for part in parts if part != f"{prefix}:*"] if short_prefix else parts
-    indexed = " & ".join(others) if others and len(others) < len(parts) else None
-    asked = indexed or whole
-    loose = asked.replace(" <-> ", " & ") if " <-> " in asked else None
-    return ParsedQuery(whole, tuple(words), pending, "ok", indexed, loose)
+    return ParsedQuery(" & ".join(parts), tuple(words), pending, "ok", tuple(dict.fromkeys(terms)))
 
 
 def snippet(text: str, words: tuple[str, ...]) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -125,8 +114,7 @@ def search_messages(
         )
     with connection.transaction(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s,"
-            " to_tsquery('simple', %s), p_estimate => to_tsquery('simple', %s))",
+            "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s, %s)",
             (
                 parsed.tsquery,
                 folder,
@@ -134,8 +122,7 @@ def search_messages(
                 exclude_machine,
                 EXAMINED_MESSAGES,
                 FETCHED_TEXT_CHARS,
-                parsed.indexed,
-                parsed.loose,
+                list(parsed.terms),
             ),
         )
         everything = cursor.fetchall()

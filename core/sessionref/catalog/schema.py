@@ -174,20 +174,20 @@ DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, int
 --    matches (p_enough), or every visible message read: answered.
 -- 2. a few matches (more than p_rare): at the rate measured, read on newest first as far as twice
 --    p_enough should need (at most p_read_most messages).
--- 3. rare (p_rare or fewer): the full-text index, asked for p_indexed (p_query without a short
---    prefix being typed, which would make GIN collect every word it starts) and filtered by
---    p_query; at most p_candidates of its candidates are read (they are scattered on disk).
---    Unless the words the index would collect are common themselves (p_estimate, p_indexed with
---    phrases as plain AND, matched more than p_common of the messages read): then GIN would
---    collect hundreds of thousands of them, so step 2 reads on newest first instead.
+-- 3. rare (p_rare or fewer): the full-text index. GIN's cost is the postings of every term it is
+--    asked for, so it is asked for one term only, the rarest of p_terms (the query's words, a
+--    prefix as `word:*`; the first four) among the messages just read, and p_query filters its
+--    candidates; at most p_candidates of them are read (they are scattered on disk). When even
+--    the rarest term matched more than p_common of the messages read, GIN would collect hundreds
+--    of thousands of postings, so step 2 reads on newest first instead.
 -- A status row (id NULL) ends the answer: `complete` is true when nothing that matches was left
 -- unread. Static SQL under custom plans: each plan is chosen with the caller's values, and the
 -- join and scan settings keep the newest-first read a walk of the recency index.
 CREATE FUNCTION sessionref.search_messages(
     p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
-    p_text_chars integer, p_indexed tsquery DEFAULT NULL, p_read integer DEFAULT 20000,
+    p_text_chars integer, p_terms text[] DEFAULT NULL, p_read integer DEFAULT 20000,
     p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
-    p_candidates integer DEFAULT 5000, p_estimate tsquery DEFAULT NULL, p_common integer DEFAULT 20
+    p_candidates integer DEFAULT 5000, p_common integer DEFAULT 20
 ) RETURNS TABLE (
     id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
     same_folder boolean, updated_at bigint, complete boolean
@@ -197,8 +197,13 @@ SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SE
 SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan AS $function$
 DECLARE
     shared bigint[] := sessionref.shared_with_caller();
-    indexed tsquery := coalesce(p_indexed, p_query);
-    estimate tsquery := coalesce(p_estimate, indexed);
+    indexed tsquery := p_query;
+    terms tsquery[] := ARRAY(SELECT to_tsquery('simple', term) FROM unnest(p_terms) term);
+    counts bigint[];
+    first bigint;
+    second bigint;
+    third bigint;
+    fourth bigint;
     common bigint;
     found bigint := 0;
     more bigint;
@@ -227,13 +232,24 @@ BEGIN
                 NULL::real, NULL::boolean, NULL::bigint, false;
             RETURN;
         END IF;
-        SELECT count(*), count(*) FILTER (WHERE r.words @@ estimate) INTO read, common FROM (
+        SELECT count(*), count(*) FILTER (WHERE r.words @@ terms[1]),
+               count(*) FILTER (WHERE r.words @@ terms[2]), count(*) FILTER (WHERE r.words @@ terms[3]),
+               count(*) FILTER (WHERE r.words @@ terms[4])
+        INTO read, first, second, third, fourth FROM (
             SELECT m.words FROM (SELECT v.key FROM sessionref.sessions v
                     WHERE (v.owner = session_user OR v.key = ANY(shared))
                       AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
                     ORDER BY v.updated_at DESC, v.key) s
             CROSS JOIN LATERAL (SELECT n.words FROM sessionref.messages n WHERE n.session_key = s.key) m
             LIMIT p_read) r;
+        counts := ARRAY[first, second, third, fourth];
+        FOR term IN 1..least(4, coalesce(array_length(terms, 1), 0)) LOOP
+            IF common IS NULL OR counts[term] < common THEN
+                common := counts[term];
+                indexed := terms[term];
+            END IF;
+        END LOOP;
+        common := coalesce(common, found);
         IF read < p_read OR found >= p_enough THEN
             RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
                 NULL::real, NULL::boolean, NULL::bigint, read < p_read;
