@@ -257,7 +257,7 @@ BEGIN
         END IF;
         EXIT WHEN found <= p_rare AND common <= p_common;
         skipped := p_read;
-        reach := least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1));
+        reach := greatest(p_read, least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1)));
     END LOOP;
     RETURN QUERY
     WITH candidates AS MATERIALIZED (

@@ -109,5 +109,7 @@ def test_a_search_that_leaves_matches_unread_says_so(catalog: Catalog, said: Non
             SEARCH, ("retry", 5_000, None, 6, 6, 100_000, 100_000, 10, 100_000)
         ).fetchall()
         assert [row[2] for row in capped if row[0] is None] == [False]  # the index read only 10 candidates
+        short = connection.execute(SEARCH, ("retry", 5_000, None, 6, 3, 100_000, 0, 5_000, 20)).fetchall()
+        assert [row[2] for row in short if row[0] is None] == [False]  # reading on, even less than read first
     finally:
         connection.close()
