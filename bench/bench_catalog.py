@@ -16,7 +16,7 @@ to row-level security over rows ann may and may not see. Then, connected as ann:
   into the loaded catalog by `Publisher` (indexes in place): messages per second.
 
 Run: `.venv/bin/python bench/bench_catalog.py [--sessions 1000000] [--messages-per-session 20]`.
-Prints markdown tables and the machine's load average before and after.
+Prints markdown tables, the slowest keystrokes of each search, and the load average before and after.
 """
 
 from __future__ import annotations
@@ -228,8 +228,19 @@ def _row(name: str, times: list[float], extra: str = "") -> list[str]:
     ]
 
 
-def bench_titles(connection: Any, rng: random.Random) -> list[list[str]]:
-    """Title completion per keystroke, by kind of needle."""
+Slowest = list[tuple[float, str]]
+"""Milliseconds and what was typed, for the slowest keystrokes."""
+SLOWEST_SHOWN = 8
+
+
+def slowest_lines(slowest: Slowest) -> str:
+    """The `SLOWEST_SHOWN` slowest keystrokes, one `ms  kind: typed` line each."""
+    ranked = sorted(slowest, reverse=True)[:SLOWEST_SHOWN]
+    return "\n".join(f"  {ms:7.1f} ms  {typed}" for ms, typed in ranked)
+
+
+def bench_titles(connection: Any, rng: random.Random) -> tuple[list[list[str]], Slowest]:
+    """Title completion per keystroke, by kind of needle; and every keystroke's time with its text."""
     common = connection.execute(
         "SELECT w FROM (SELECT unnest(string_to_array(title, ' ')) AS w FROM sessionref.sessions"
         " TABLESAMPLE SYSTEM (1)) words GROUP BY w ORDER BY count(*) DESC LIMIT 40"
@@ -253,10 +264,13 @@ def bench_titles(connection: Any, rng: random.Random) -> list[list[str]]:
     }
     rows: list[list[str]] = []
     everything: list[float] = []
+    typed: Slowest = []
     for kind, needles in kinds.items():
         calls: list[Callable[[], Any]] = []
+        labels: list[str] = []
         for needle in needles:
             for prefix in keystrokes(needle.lower()):
+                labels.append(f"{kind}: {prefix!r}")
                 calls.append(
                     lambda prefix=prefix: find_sessions(
                         connection,
@@ -269,9 +283,10 @@ def bench_titles(connection: Any, rng: random.Random) -> list[list[str]]:
                 )
         times = timed(calls)
         everything += times
+        typed += zip(times, labels, strict=True)
         rows.append(_row(kind, times))
     rows.append(_row("**every keystroke**", everything))
-    return rows
+    return rows, typed
 
 
 def folder_of(cwd: str) -> str:
@@ -279,8 +294,8 @@ def folder_of(cwd: str) -> str:
     return cwd.rstrip("/").rsplit("/", 1)[-1]
 
 
-def bench_search(connection: Any, rng: random.Random) -> list[list[str]]:
-    """Conversation search per keystroke, by query shape."""
+def bench_search(connection: Any, rng: random.Random) -> tuple[list[list[str]], Slowest]:
+    """Conversation search per keystroke, by query shape; and every keystroke's time with its text."""
     sample = connection.execute(
         "SELECT text FROM sessionref.messages TABLESAMPLE SYSTEM (0.01) LIMIT 400"
     ).fetchall()
@@ -293,11 +308,14 @@ def bench_search(connection: Any, rng: random.Random) -> list[list[str]]:
     }
     rows: list[list[str]] = []
     everything: list[float] = []
+    typed: Slowest = []
     for shape, queries in shapes.items():
         calls: list[Callable[[], Any]] = []
+        labels: list[str] = []
         answers: list[Any] = []
         for query in queries:
             for prefix in keystrokes(query, first=3):
+                labels.append(f"{shape}: {prefix!r}")
                 calls.append(
                     lambda prefix=prefix, answers=answers: answers.append(
                         search_messages(
@@ -313,9 +331,10 @@ def bench_search(connection: Any, rng: random.Random) -> list[list[str]]:
         times = timed(calls)
         complete = sum(1 for answer in answers if answer.complete)
         everything += times
+        typed += zip(times, labels, strict=True)
         rows.append(_row(shape, times, f"{complete * 100 // max(1, len(answers))} % complete"))
     rows.append(_row("**every keystroke**", everything))
-    return rows
+    return rows, typed
 
 
 def bench_publish(server: PostgresServer, sessions: int, folder: Path) -> list[list[str]]:
@@ -405,13 +424,15 @@ def main() -> None:
         with psycopg.connect(server.conninfo("ann", "bench"), autocommit=False) as connection:
             for _ in range(2):  # warm the caches as a running app would have
                 bench_titles(connection, random.Random(SEED))
-            titles = bench_titles(connection, random.Random(SEED))
+            titles, slow_titles = bench_titles(connection, random.Random(SEED))
             print("\ntitle completion, ms per keystroke (first screen: 50 rows), as ann (row-level security)")
             print(table(["needle", "keystrokes", "p50", "p99", "max", ""], titles))
+            print(f"slowest keystrokes:\n{slowest_lines(slow_titles)}")
             bench_search(connection, random.Random(SEED))
-            search = bench_search(connection, random.Random(SEED))
+            search, slow_search = bench_search(connection, random.Random(SEED))
             print("\nconversation search, ms per keystroke (20 sessions)")
             print(table(["query", "keystrokes", "p50", "p99", "max", "complete"], search))
+            print(f"slowest keystrokes:\n{slowest_lines(slow_search)}")
         with tempfile.TemporaryDirectory() as folder:
             publish = bench_publish(server, args.publish_sessions, Path(folder))
         print("\npublish into the loaded catalog (a real store, 25 messages per session)")

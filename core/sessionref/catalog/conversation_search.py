@@ -4,10 +4,11 @@ The text is turned into a `tsquery` of the `simple` configuration (words lower-c
 stemmed): every word must occur, the last one also as the start of a word (`migr` finds
 `migration`), `"quoted words"` must stand together in that order. Words of 1-2 characters only
 count inside a quoted phrase; a trailing one is reported as `pending`, like the local index does.
-At most `EXAMINED_MESSAGES` matching messages are examined (the GIN index gives them in no
-particular order); when more matched, the answer says it is not `complete`. Among them each
-session's best message (by `ts_rank`) is kept, ranked by relevance, then the searching folder's
-name, then recent activity.
+A first screen is answered from the newest visible messages first, the full-text index only for
+rare words (`sessionref.search_messages`, `schema._SEARCH_MESSAGES_V2`, docs/catalog.md): at most
+`EXAMINED_MESSAGES` matching messages are examined, and when matches were left unread the answer
+says it is not `complete`. Among them each session's best message (by `ts_rank`) is kept, ranked
+by relevance, then the searching folder's name, then recent activity.
 """
 
 from __future__ import annotations
@@ -33,12 +34,17 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
-    """A search text as a tsquery (None: nothing to search), its words, and a pending short word."""
+    """A search text as a tsquery (None: nothing to search), its words, and a pending short word.
+
+    `terms` are its words one by one (the last as `word:*`, a phrase's words plain): the search
+    function asks the full-text index for the rarest of them among the newest messages only.
+    """
 
     tsquery: str | None
     words: tuple[str, ...]
     pending: str
     status: str
+    terms: tuple[str, ...] = ()
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -46,6 +52,7 @@ def parse_query(text: str) -> ParsedQuery:
     parts: list[str] = []
     words: list[str] = []
     pending = ""
+    terms: list[str] = []
     tokens = list(_PHRASE_OR_WORD.finditer(text))
     any_word = False
     for index, token in enumerate(tokens):
@@ -56,6 +63,7 @@ def parse_query(text: str) -> ParsedQuery:
             if phrase and any(len(word) >= MIN_WORD for word in phrase):
                 parts.append("(" + " <-> ".join(phrase) + ")")
                 words.extend(phrase)
+                terms.extend(phrase)
             continue
         for position, word in enumerate(_WORD.findall(token.group(2) or "")):
             any_word = True
@@ -67,9 +75,10 @@ def parse_query(text: str) -> ParsedQuery:
                 continue
             parts.append(lowered + (":*" if final else ""))
             words.append(lowered)
+            terms.append(parts[-1])
     if not parts:
         return ParsedQuery(None, (), pending, "too_short" if any_word else "empty")
-    return ParsedQuery(" & ".join(parts), tuple(words), pending, "ok")
+    return ParsedQuery(" & ".join(parts), tuple(words), pending, "ok", tuple(dict.fromkeys(terms)))
 
 
 def snippet(text: str, words: tuple[str, ...]) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -105,7 +114,7 @@ def search_messages(
         )
     with connection.transaction(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s)",
+            "SELECT * FROM sessionref.search_messages(to_tsquery('simple', %s), %s, %s, %s, %s, %s, %s)",
             (
                 parsed.tsquery,
                 folder,
@@ -113,10 +122,12 @@ def search_messages(
                 exclude_machine,
                 EXAMINED_MESSAGES,
                 FETCHED_TEXT_CHARS,
+                list(parsed.terms),
             ),
         )
-        rows = cursor.fetchall()
-        examined = rows[0][9] if rows else 0
+        everything = cursor.fetchall()
+        rows = [row for row in everything if row[0] is not None]
+        complete = all(row[9] for row in everything if row[0] is None)
         best: dict[str, tuple[Any, ...]] = {}
         for row in rows:
             current = best.get(row[0])
@@ -130,7 +141,7 @@ def search_messages(
         )
         titles: dict[str, str | None] = dict(cursor.fetchall())
     matches = []
-    for session_id, seq, role, kind, at, message, rank, same_folder, updated, _examined in ranked:
+    for session_id, seq, role, kind, at, message, rank, same_folder, updated, _complete in ranked:
         line, spans = snippet(message, parsed.words)
         matches.append(
             ConversationMatch(
@@ -147,6 +158,4 @@ def search_messages(
                 float(rank),
             )
         )
-    return ConversationSearchResult(
-        tuple(matches), "ok", parsed.pending, complete=examined < EXAMINED_MESSAGES
-    )
+    return ConversationSearchResult(tuple(matches), "ok", parsed.pending, complete=complete)

@@ -165,6 +165,194 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f
 $function$;
 """
 
+_SEARCH_MESSAGES_V2: Final = """
+DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, integer);
+
+-- Conversation search for a first screen (docs/catalog.md, "Conversation search: the first screen"):
+-- 1. newest first: the messages of the most recent visible sessions, p_read of them, filtered by
+--    p_query (they lie together on disk and stay cached, so reading them is cheap). Enough
+--    matches (p_enough), or every visible message read: answered.
+-- 2. a few matches (more than p_rare): at the rate measured, read on newest first as far as twice
+--    p_enough should need (at most p_read_most messages).
+-- 3. rare (p_rare or fewer): the full-text index. GIN's cost is the postings of every term it is
+--    asked for, so it is asked for one term only, the rarest of p_terms (the query's words, a
+--    prefix as `word:*`; the first four) among the messages just read, and p_query filters its
+--    candidates; at most p_candidates of them are read (they are scattered on disk). When even
+--    the rarest term matched more than p_common of the messages read, GIN would collect hundreds
+--    of thousands of postings, so step 2 reads on newest first instead.
+-- A status row (id NULL) ends the answer: `complete` is true when nothing that matches was left
+-- unread. Static SQL under custom plans: each plan is chosen with the caller's values, and the
+-- join and scan settings keep the newest-first read a walk of the recency index.
+CREATE FUNCTION sessionref.search_messages(
+    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
+    p_text_chars integer, p_terms text[] DEFAULT NULL, p_read integer DEFAULT 20000,
+    p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
+    p_candidates integer DEFAULT 5000, p_common integer DEFAULT 20
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, complete boolean
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
+SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan AS $function$
+DECLARE
+    shared bigint[] := sessionref.shared_with_caller();
+    indexed tsquery := p_query;
+    terms tsquery[] := ARRAY(SELECT to_tsquery('simple', term) FROM unnest(p_terms) term);
+    counts bigint[];
+    first bigint;
+    second bigint;
+    third bigint;
+    fourth bigint;
+    common bigint;
+    found bigint := 0;
+    more bigint;
+    read bigint;
+    skipped bigint := 0;
+    reach bigint := p_read;
+BEGIN
+    FOR pass IN 1..2 LOOP
+        RETURN QUERY
+        SELECT r.id, r.seq, r.role, r.kind, r.time, left(r.text, p_text_chars), ts_rank(r.words, p_query),
+               p_folder IS NOT NULL AND r.folder IS NOT DISTINCT FROM p_folder, r.updated_at, NULL::boolean
+        FROM (SELECT s.id, s.folder, s.updated_at, m.seq, m.role, m.kind, m.time, m.text, m.words
+              FROM (SELECT v.key, v.id, v.folder, v.updated_at FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+              CROSS JOIN LATERAL (SELECT n.seq, n.role, n.kind, n.time, n.text, n.words
+                                  FROM sessionref.messages n WHERE n.session_key = s.key) m
+              OFFSET skipped LIMIT reach - skipped) r
+        WHERE r.words @@ p_query
+        LIMIT p_examined - found;
+        GET DIAGNOSTICS more = ROW_COUNT;
+        found := found + more;
+        IF pass = 2 OR found >= p_examined THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, false;
+            RETURN;
+        END IF;
+        SELECT count(*), count(*) FILTER (WHERE r.words @@ terms[1]),
+               count(*) FILTER (WHERE r.words @@ terms[2]), count(*) FILTER (WHERE r.words @@ terms[3]),
+               count(*) FILTER (WHERE r.words @@ terms[4])
+        INTO read, first, second, third, fourth FROM (
+            SELECT m.words FROM (SELECT v.key FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+            CROSS JOIN LATERAL (SELECT n.words FROM sessionref.messages n WHERE n.session_key = s.key) m
+            LIMIT p_read) r;
+        counts := ARRAY[first, second, third, fourth];
+        FOR term IN 1..least(4, coalesce(array_length(terms, 1), 0)) LOOP
+            IF common IS NULL OR counts[term] < common THEN
+                common := counts[term];
+                indexed := terms[term];
+            END IF;
+        END LOOP;
+        common := coalesce(common, found);
+        IF read < p_read OR found >= p_enough THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, read < p_read;
+            RETURN;
+        END IF;
+        EXIT WHEN found <= p_rare AND common <= p_common;
+        skipped := p_read;
+        reach := greatest(p_read, least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1)));
+    END LOOP;
+    RETURN QUERY
+    WITH candidates AS MATERIALIZED (
+        SELECT m.session_key, m.seq, m.role, m.kind, m.time, m.words
+        FROM sessionref.messages m
+        WHERE m.words @@ indexed AND (m.owner = session_user OR m.session_key = ANY(shared))
+        LIMIT p_candidates),
+    matched AS MATERIALIZED (
+        SELECT c.session_key, c.seq, c.role, c.kind, c.time, ts_rank(c.words, p_query) AS relevance
+        FROM candidates c WHERE c.words @@ p_query LIMIT p_examined)
+    SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, left(t.text, p_text_chars),
+           matched.relevance, p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder,
+           s.updated_at, NULL::boolean
+    FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key
+    JOIN sessionref.messages t ON t.session_key = matched.session_key AND t.seq = matched.seq
+    WHERE s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        (SELECT count(*) FROM candidates) < p_candidates AND (SELECT count(*) FROM matched) < p_examined;
+END
+$function$;
+"""
+
+
+_FIND_NEWEST_V3: Final = """
+-- Newest first for title discovery, in static SQL (plans chosen with the caller's values): for the
+-- two small ranks the read stops at p_limit matches instead of reading all p_newest sessions first;
+-- only a rank left short is counted, to say whether it has sessions the read did not reach.
+CREATE OR REPLACE FUNCTION sessionref.find_newest(
+    p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text, p_limit integer,
+    p_newest integer
+) RETURNS TABLE (
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan AS $function$
+DECLARE
+    shared bigint[] := sessionref.shared_with_caller();
+    found bigint;
+    total bigint;
+BEGIN
+    IF p_folder IS NOT NULL THEN
+        RETURN QUERY
+        SELECT 0, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+        FROM (SELECT v.key, v.id, v.machine, v.owner, v.title, v.cwd, v.created_at, v.updated_at, v.search
+              FROM sessionref.sessions v
+              WHERE v.folder = p_folder AND (v.owner = session_user OR v.key = ANY(shared))
+              ORDER BY v.updated_at DESC, v.key LIMIT p_newest) s
+        WHERE (p_pattern IS NULL OR s.search LIKE p_pattern) AND s.id <> p_exclude_id
+          AND s.machine <> p_exclude_machine
+        ORDER BY s.updated_at DESC, s.key LIMIT p_limit;
+        GET DIAGNOSTICS found = ROW_COUNT;
+        total := p_newest;
+        IF found < p_limit THEN
+            SELECT count(*) INTO total FROM (
+                SELECT 1 FROM sessionref.sessions v
+                WHERE v.folder = p_folder AND (v.owner = session_user OR v.key = ANY(shared))
+                LIMIT p_newest) counted;
+        END IF;
+        RETURN QUERY SELECT 0, NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
+            NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
+    END IF;
+    RETURN QUERY
+    SELECT 1, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT v.key, v.id, v.machine, v.owner, v.title, v.cwd, v.created_at, v.updated_at, v.search
+          FROM sessionref.sessions v
+          WHERE v.cwd IS NULL AND (v.owner = session_user OR v.key = ANY(shared))
+          ORDER BY v.updated_at DESC, v.key LIMIT p_newest) s
+    WHERE (p_pattern IS NULL OR s.search LIKE p_pattern) AND s.id <> p_exclude_id
+      AND s.machine <> p_exclude_machine
+    ORDER BY s.updated_at DESC, s.key LIMIT p_limit;
+    GET DIAGNOSTICS found = ROW_COUNT;
+    total := p_newest;
+    IF found < p_limit THEN
+        SELECT count(*) INTO total FROM (
+            SELECT 1 FROM sessionref.sessions v
+            WHERE v.cwd IS NULL AND (v.owner = session_user OR v.key = ANY(shared))
+            LIMIT p_newest) counted;
+    END IF;
+    RETURN QUERY SELECT 1, NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
+        NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
+    RETURN QUERY
+    SELECT 2, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT v.key, v.id, v.machine, v.owner, v.title, v.cwd, v.created_at, v.updated_at, v.search
+          FROM sessionref.sessions v
+          WHERE v.cwd IS NOT NULL AND (p_folder IS NULL OR v.folder IS DISTINCT FROM p_folder)
+            AND (v.owner = session_user OR v.key = ANY(shared))
+          ORDER BY v.updated_at DESC, v.key LIMIT p_newest) s
+    WHERE (p_pattern IS NULL OR s.search LIKE p_pattern) AND s.id <> p_exclude_id
+      AND s.machine <> p_exclude_machine
+    ORDER BY s.updated_at DESC, s.key LIMIT p_limit;
+END
+$function$;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -250,6 +438,12 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON sessionref.sessions, sessionref.messages
 GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
 """,
     ),
+    Migration(
+        2,
+        "conversation search newest first, the full-text index only for rare words",
+        _SEARCH_MESSAGES_V2,
+    ),
+    Migration(3, "title discovery newest first stops at a first screen", _FIND_NEWEST_V3),
 )
 """Every schema step, oldest first; a new step is appended, never edited once released."""
 

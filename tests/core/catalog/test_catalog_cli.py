@@ -10,6 +10,7 @@ import pytest
 from catalog_fixtures import machine_store
 from log_events import answered, said
 from pg_server import Catalog
+from sessionref.catalog.schema import LATEST_VERSION
 from sessionref_tui.cli import main
 
 
@@ -38,7 +39,7 @@ def test_a_team_sets_up_publishes_shares_and_reads(
 
     monkeypatch.setenv("SESSIONREF_CATALOG_URL", catalog.url(catalog.owner))
     status, out, _ = _run(capsys, "catalog", "init", "--store", str(laptop))
-    assert status == 0 and "schema version 1" in out
+    assert status == 0 and f"schema version {LATEST_VERSION}" in out
 
     monkeypatch.setenv("SESSIONREF_CATALOG_URL", catalog.url("alice"))
     monkeypatch.setenv("SESSIONREF_CATALOG_MACHINE", "laptop")
@@ -48,7 +49,7 @@ def test_a_team_sets_up_publishes_shares_and_reads(
     assert status == 0 and out.startswith("published 1 sessions (1 messages)")
     status, out, _ = _run(capsys, "catalog", "status", "--store", str(laptop), "--json")
     shown = json.loads(out)
-    assert (shown["role"], shown["machine"], shown["schemaVersion"]) == ("alice", "laptop", 1)
+    assert (shown["role"], shown["machine"], shown["schemaVersion"]) == ("alice", "laptop", LATEST_VERSION)
     assert [(item["machine"], item["sessions"], item["messages"]) for item in shown["published"]] == [
         ("laptop", 1, 1)
     ]

@@ -38,3 +38,10 @@ def test_a_snippet_is_one_line_around_the_first_match_with_its_spans() -> None:
     line, spans = snippet(text, ("retry", "budget"))
     assert "\n" not in line and "Retry budget" in line
     assert [line[start:end].lower() for start, end in spans] == ["retry", "budget"]
+
+
+def test_the_index_may_be_asked_for_any_one_of_the_words() -> None:
+    assert parse_query("Retry budg").terms == ("retry", "budg:*")
+    assert parse_query('"retry budget" mig').terms == ("retry", "budget", "mig:*")
+    assert parse_query("retry mig retry ").terms == ("retry", "mig")
+    assert parse_query("retry bu").terms == ("retry",)

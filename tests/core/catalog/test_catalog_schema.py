@@ -49,3 +49,30 @@ def test_a_newer_catalog_is_refused_by_init_and_by_readers(blank_database: Catal
         connection.close()
     assert by_init.value.code == CATALOG_SCHEMA_NEWER
     assert by_reader.value.code == CATALOG_SCHEMA_NEWER
+
+
+def test_a_catalog_of_the_first_version_upgrades_with_init(
+    blank_database: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sessionref.catalog.schema as schema
+
+    blank_database.admin("DROP SCHEMA IF EXISTS sessionref CASCADE")  # a catalog as version 1 left it
+    connection = connect(blank_database.url(blank_database.owner))
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+            patched.setattr(schema, "LATEST_VERSION", 1)
+            assert [step.version for step in migrate(connection)] == [1]
+        with pytest.raises(CatalogError) as older:
+            check_schema(connection)
+        assert older.value.code == CATALOG_SCHEMA_MISSING
+        assert [step.version for step in migrate(connection)] == list(range(2, LATEST_VERSION + 1))
+        assert check_schema(connection) == LATEST_VERSION
+        with connection.transaction():
+            searched = connection.execute(
+                "SELECT complete FROM sessionref.search_messages("
+                "to_tsquery('simple', 'anything'), NULL, NULL, '-', 100, 100) WHERE id IS NULL"
+            ).fetchall()
+        assert searched == [(True,)]
+    finally:
+        connection.close()
