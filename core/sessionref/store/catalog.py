@@ -190,6 +190,8 @@ class Catalog:
         """Other agents' sessions by id (never one of `by_id`'s ids)."""
         self._records: list[SessionRecord] | None = None
         self._candidates: CandidateIndex | None = None
+        self._recent: tuple[int, list[str]] | None = None
+        """`recent_files`' last answer and its limit, until the next change of the sessions."""
         self._reported: set[str] = set()
 
     def walk(
@@ -303,6 +305,7 @@ class Catalog:
     def _apply_all(self, changes: list[tuple[LogState | None, LogState | None]]) -> None:
         if not changes:
             return
+        self._recent = None
         if not all(self._apply(before, after) for before, after in changes):
             self.rebuild_ids()
         elif self._candidates is not None and self._candidates.overlay_size > OVERLAY_LIMIT:
@@ -400,6 +403,7 @@ class Catalog:
         self.by_id = by_id
         self._records = None
         self._candidates = None
+        self._recent = None
 
     def _report(self, key: str, message: str) -> None:
         if key not in self._reported:
@@ -417,8 +421,11 @@ class Catalog:
 
         From the ordered list when it is built; else picked without building it (`heapq.nlargest`,
         about a tenth of the cost): live discovery asks twice a second under the store lock, and
-        the first whole sort of 100,000 sessions took 270 ms there, which a keystroke waited for.
+        the first whole sort of 100,000 sessions took 270 ms there, which a keystroke waited for. The
+        answer is kept until the sessions change, so a quiet store costs nothing twice a second.
         """
+        if self._recent is not None and self._recent[0] == limit:
+            return list(self._recent[1])
         ids: list[str | None]
         if self._records is not None:
             ids = [record.id for record in self._records[:limit]]
@@ -434,7 +441,8 @@ class Catalog:
                 files.append(os.path.normpath(os.path.join(self._root_text, state.path)))
             elif (entry := self.foreign.get(session_id)) is not None:
                 files.extend(entry.paths)
-        return files
+        self._recent = (limit, files)
+        return list(files)
 
     def _ordered_states(self) -> list[LogState | ForeignEntry]:
         # Two stable sorts (id, then last activity descending) are cheaper than a tuple key.
@@ -448,11 +456,13 @@ class Catalog:
         self.foreign = dict(entries)
         self._records = None
         self._candidates = None
+        self._recent = None
 
     def apply_foreign(self, changes: list[tuple[ForeignEntry | None, ForeignEntry | None]]) -> None:
         """Apply foreign sessions added, changed or removed by a walk, in place where possible."""
         if not changes:
             return
+        self._recent = None
         self._records = None  # rebuilt (sorted) when next asked for: a walk's changes come in batches
         candidates = self._candidates
         for before, after in changes:

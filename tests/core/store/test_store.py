@@ -312,3 +312,7 @@ async def test_recent_files_are_the_most_recently_active_first_with_or_without_t
     assert [record.id for record in await store.list_sessions()][:3] == picked
     assert newest(3) == picked  # now read off the ordered list
     assert newest(99) == ["s2", "s4", "s0", "s3", "s1"]
+    store.append("s1", [user_message("again")], time_ms=1_790_000_000_000 + 20_000)
+    assert newest(3) == ["s1", "s2", "s4"]  # a kept answer never outlives a change
+    store.delete_session("s2")
+    assert newest(3) == ["s1", "s4", "s0"]
