@@ -14,10 +14,10 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessionref.contract.mention_scanner import scan_mentions
+from sessionref.contract.errors import SessionReferenceError
 from sessionref.contract.projection import message_text
 from sessionref.contract.terminal_text import UNSAFE_CHARACTER
-from sessionref.contract.uri import unescape_mention_label
+from sessionref.contract.uri import parse_session_reference_text
 
 TITLE_BYTE_BUDGET = 256
 FALLBACK_TITLE_CHARS = 60
@@ -92,30 +92,27 @@ def is_direct_user_message(message: object) -> bool:
     return isinstance(source, dict) and source.get("kind") == "user"
 
 
-def _mentions_as_labels(text: str) -> str:
-    """`text` with each `@[label](uri)` mention as its label and each bare session URI removed."""
-    parts: list[str] = []
-    position = 0
-    for match in scan_mentions(text):
-        parts.append(text[position : match.start])
-        if match.label is not None:
-            parts.append(unescape_mention_label(match.label))
-        position = match.end
-    parts.append(text[position:])
-    return "".join(parts)
-
-
 def prompt_title(prompt: str, mentioned: Sequence[str] = ()) -> str | None:
     """The title of a session known only by its first prompt: its first line, mentions as their
     labels, at most `FALLBACK_TITLE_CHARS` characters (cut at a word, with "…"), or None.
 
-    `mentioned` are the labels of the sessions the prompt was sent with: a sent prompt carries
-    each as `@label`, shown here as `label`. Only for sessions with no `session/title` event:
-    such an event (DSH writes one with the prompt's first five words) always wins. See
-    docs/contract.md, §3.1.
+    A draft's `@[label](uri)` mentions are rewritten to `@label` as sending does
+    (`parse_session_reference_text`; a text with a URI that does not decode stays as it is), and
+    every `@label` of those and of `mentioned` (the labels of the sessions an already sent prompt
+    went with) is shown as `label`. Only for sessions with no `session/title` event: such an
+    event (DSH writes one with the prompt's first five words) always wins. See docs/contract.md,
+    §3.1.
     """
-    scanned = _mentions_as_labels(prompt[:FALLBACK_SCAN_CHARS])
-    for label in sorted(set(mentioned), key=len, reverse=True):
+    scanned = prompt[:FALLBACK_SCAN_CHARS]
+    labels = list(mentioned)
+    try:
+        parsed = parse_session_reference_text(scanned)
+    except SessionReferenceError:
+        pass
+    else:
+        scanned = parsed.text
+        labels += [reference.label for reference in parsed.references if reference.label]
+    for label in sorted(set(labels), key=len, reverse=True):
         if label:
             scanned = scanned.replace("@" + label, label)
     first_line = next((line for line in scanned.splitlines() if line.strip()), "")

@@ -186,8 +186,8 @@ def format_session_reference_mention(ref: SessionReference | Mapping[str, Any]) 
     return f"@[{escaped}]({encode_session_reference_uri(session_id)})"
 
 
-def unescape_mention_label(raw: str) -> str:
-    """A mention's raw label with every `\\X` pair replaced by `X` (halves of a pair that meet join)."""
+def _unescape_label(raw: str) -> str:
+    """The label with every `\\X` pair replaced by `X`; halves of a pair that meet become one character."""
     if "\\" not in raw:
         return raw
     return to_js_string(_LABEL_ESCAPE.sub(lambda match: match.group(1), raw))
@@ -208,7 +208,7 @@ def _resolve(
         return session_id
     if match.label is None:
         return SessionReference(session_id, session_id)
-    return SessionReference(session_id, unescape_mention_label(match.label))
+    return SessionReference(session_id, _unescape_label(match.label))
 
 
 def parse_session_reference_text(text: str) -> ParsedReferenceText:
@@ -256,7 +256,7 @@ def find_mention_spans(text: str) -> list[MentionSpan]:
         start, end = offsets(match.start), offsets(match.end)
         reference = _resolve(match, decoded)
         if isinstance(reference, SessionReferenceError):
-            label = None if match.label is None else unescape_mention_label(match.label)
+            label = None if match.label is None else _unescape_label(match.label)
             spans.append(MentionSpan(start, end, kind, match.uri, None, label, False, reference))
         else:
             session_id, label = reference.session_id, reference.label

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -135,27 +136,34 @@ def _title_of(record: dict[str, Any] | None) -> str | None:
     return normalize_title(data.get("title")) if isinstance(data, dict) else None
 
 
+def _user_messages(lines: list[bytes]) -> Iterator[dict[str, Any]]:
+    """The data of each `user/message` in `lines`, parsed one at a time as asked for."""
+    for line in lines:
+        if b"user/message" in line:
+            record = parse_line(line)
+            data = record.get("data") if record is not None and record.get("type") == "user/message" else None
+            if isinstance(data, dict):
+                yield data
+
+
 def _first_prompt_title(lines: list[bytes]) -> str | None:
     """The fallback title of the first direct user message in `lines` that has one.
 
     A prompt that mentions sessions was sent as `@label` text, and its snapshot is the user
-    message just before or after it: the labels it lists are shown without their `@`.
+    message just before or after it: the labels it lists are shown without their `@`. Messages
+    are parsed only as far as the one after the prompt that gives the title.
     """
-    messages: list[dict[str, Any]] = []
-    for line in lines:
-        if b"user/message" not in line:
-            continue
-        record = parse_line(line)
-        data = record.get("data") if record is not None and record.get("type") == "user/message" else None
-        if isinstance(data, dict):
-            messages.append(data)
-    for index, message in enumerate(messages):
-        if not is_direct_user_message(message):
-            continue
-        neighbours = messages[max(0, index - 1) : index] + messages[index + 1 : index + 2]
-        title = fallback_title(message, [label for other in neighbours for label in reference_labels(other)])
-        if title is not None:
-            return title
+    messages = _user_messages(lines)
+    before: dict[str, Any] | None = None
+    current = next(messages, None)
+    while current is not None:
+        after = next(messages, None)
+        if is_direct_user_message(current):
+            beside = [other for other in (before, after) if other is not None]
+            title = fallback_title(current, [label for other in beside for label in reference_labels(other)])
+            if title is not None:
+                return title
+        before, current = current, after
     return None
 
 

@@ -10,7 +10,10 @@ from sessionref.contract.titles import (
     normalize_title,
     prompt_title,
 )
+from sessionref.contract.uri import encode_session_reference_uri
 from store_fixtures import dsh_log_folders
+
+URI = encode_session_reference_uri("s-1")
 
 
 @pytest.mark.parametrize(
@@ -79,12 +82,13 @@ def test_fallback_title_begins_like_every_dsh_fallback_title() -> None:
         ("Fix the flaky test.\nIt fails one run in ten on CI.", "Fix the flaky test."),
         ("\n\n  second line wins  \nthird", "second line wins"),
         (
-            "Compare with @[Reject empty payloads](dsh-session:YWJj) first",
+            f"Compare with @[Reject empty payloads]({URI}) first",
             "Compare with Reject empty payloads first",
         ),
-        ("See @[a \\] b](dsh-session:YWJj) and dsh-session:YWJj", "See a ] b and"),
+        (f"See @[a \\] b]({URI}) and {URI}", "See a ] b and s-1"),  # a bare URI: its id
+        ("See @[a](dsh-session:YWJj) first", "See @[a](dsh-session:YWJj) first"),  # no id: left as typed
         ("x" * 80, "x" * 59 + "…"),
-        ("@[\x1b[2J](dsh-session:YWJj)", None),
+        (f"@[\x1b[2J]({URI})", None),
     ],
 )
 def test_prompt_title_is_the_first_line_with_mentions_as_labels(prompt: str, expected: str | None) -> None:
