@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from sessionref.host.live_discovery import RESCANNING, WATCHING, LiveDiscovery
 from sessionref.store import SessionStore, StoreError, open_store
@@ -294,6 +295,20 @@ def title(store: SessionStore, session_id: str) -> str | None:
         return None
 
 
+def watching(
+    store: SessionStore, claude: Path, changed: threading.Semaphore, **options: Any
+) -> LiveDiscovery:
+    """Live discovery of `store` and its Claude Code home `claude`, wired as the workspace wires it
+    (`changed` released after each re-walk); not started."""
+    return LiveDiscovery(
+        store.refresh,
+        [store.root, claude],
+        changed.release,
+        refresh_changed=store.refresh_changed,
+        **options,
+    )
+
+
 def test_sessions_another_process_creates_and_grows_appear_while_watching(tmp_path: Path) -> None:
     claude = tmp_path / "claude"
     project = claude / "projects" / "-home-ana-live"
@@ -303,12 +318,7 @@ def test_sessions_another_process_creates_and_grows_appear_while_watching(tmp_pa
     native = "5e551011-0000-4000-8000-000000000001"
     session = f"claude-code:{native}"
     with closing(open_store(tmp_path / "store", sources=[ForeignRoot.of("claude-code", claude)])) as store:
-        live = LiveDiscovery(
-            store.refresh,
-            [tmp_path / "store", claude],
-            changed.release,
-            refresh_changed=store.refresh_changed,
-        )
+        live = watching(store, claude, changed)
         live.start()
         assert live.ready.wait(WAIT)
         try:
@@ -332,13 +342,7 @@ def test_a_session_in_a_new_project_folder_appears_and_its_growth_is_seen_while_
     native = "5e551011-0000-4000-8000-000000000002"
     session = f"claude-code:{native}"
     with closing(open_store(tmp_path / "store", sources=[ForeignRoot.of("claude-code", claude)])) as store:
-        live = LiveDiscovery(
-            store.refresh,
-            [tmp_path / "store", claude],
-            changed.release,
-            refresh_changed=store.refresh_changed,
-            recent_files=store.recent_files,
-        )
+        live = watching(store, claude, changed, recent_files=store.recent_files)
         live.start()
         assert live.ready.wait(WAIT)
         try:
@@ -364,11 +368,10 @@ def test_a_grown_session_inside_an_unwatched_project_folder_is_noticed(tmp_path:
     watcher = FakeWatcher()
     with closing(open_store(tmp_path / "store", sources=[ForeignRoot.of("claude-code", claude)])) as store:
         assert title(store, session) == "An old session"
-        live = LiveDiscovery(
-            store.refresh,
-            [tmp_path / "store", claude],
-            changed.release,
-            refresh_changed=store.refresh_changed,
+        live = watching(
+            store,
+            claude,
+            changed,
             recent_files=store.recent_files,
             watcher=watcher,
             probe_seconds=0,
