@@ -6,6 +6,7 @@ from __future__ import annotations
 from composer_harness import NOW_MS, ComposerHarness, FakeCandidate, FakeSource, settle, type_text
 from sessionref_tui.lookup import LookupKey, MentionLookupController
 from sessionref_tui.mentions import mention_for, mention_token
+from textual import events
 
 FLAKY = FakeCandidate("s-flaky", "Fix flaky retry test", "/work/app", NOW_MS - 60_000, True)
 PLAN = FakeCandidate("s-plan", "Postgres 16 upgrade plan", "/work/app", NOW_MS - 120_000, True)
@@ -28,6 +29,45 @@ async def test_the_query_goes_on_across_a_space_while_it_matches_and_enter_takes
         await pilot.press("enter")
         await settle(pilot)
         assert app.composer.value == f"see {mention_for(FLAKY)} "
+
+
+def burst(app: ComposerHarness, text: str) -> None:
+    """Post `text`'s keys in one go, as the driver does for one read of the terminal: every key is
+    handled before the composer hears of the first change."""
+    for character in text:
+        key = {" ": "space", "\x1b": "escape"}.get(character, character)
+        app.post_message(events.Key(key, None if key == "escape" else character))
+
+
+async def test_several_words_typed_in_one_burst_go_on_as_one_query() -> None:
+    app = harness()
+    async with app.run_test() as pilot:
+        burst(app, "see @flaky re")
+        await settle(pilot)
+        assert app.composer.popup.is_open
+        assert app.source.queries[-1] == "flaky re"
+        assert [candidate.session_id for candidate in app.composer.popup.candidates] == ["s-flaky"]
+
+
+async def test_a_burst_of_words_that_match_nothing_ends_the_word_at_its_space() -> None:
+    app = harness()
+    async with app.run_test() as pilot:
+        burst(app, "@nothing fix")
+        await settle(pilot)
+        assert not app.composer.popup.is_open
+        assert app.composer.value == "@nothing fix"
+
+
+async def test_escape_in_a_burst_closes_the_word_typed_before_it() -> None:
+    app = harness()
+    async with app.run_test() as pilot:
+        burst(app, "@flaky\x1b")
+        await settle(pilot)
+        assert not app.composer.popup.is_open
+        await type_text(pilot, "x")
+        await settle(pilot)
+        assert not app.composer.popup.is_open  # typing on in the word keeps it closed
+        assert app.composer.value == "@flakyx"
 
 
 async def test_a_space_is_text_once_nothing_matches() -> None:

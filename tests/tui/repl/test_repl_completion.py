@@ -233,6 +233,17 @@ async def test_the_query_goes_on_across_a_space_while_it_matches(harness: Harnes
     ]
 
 
+async def test_several_words_sent_in_one_burst_go_on_as_one_query(harness: Harness) -> None:
+    harness.type("see @abnf pa")  # one write: every key is handled before the first check
+    await harness.until(
+        lambda: (
+            harness.mode.lookups.latest is not None
+            and harness.mode.lookups.latest.query == "abnf pa"
+            and labels(harness) == ["ABNF parser notes"]
+        )
+    )
+
+
 async def test_a_space_is_text_once_nothing_matches(harness: Harness) -> None:
     harness.type("@abnf")
     await harness.until(lambda: labels(harness) == ["ABNF parser notes"])

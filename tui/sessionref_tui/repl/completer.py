@@ -143,7 +143,7 @@ class MentionLookups:
     def attach(self, buffer: Buffer) -> None:
         """Watch `buffer`: text and cursor changes (re)start lookups."""
         self._buffer = buffer
-        buffer.on_text_changed += self._schedule_check
+        buffer.on_text_changed += self._text_changed
         buffer.on_cursor_position_changed += self._schedule_check
 
     def reset_for_new_vantage(self) -> None:
@@ -248,6 +248,25 @@ class MentionLookups:
         if self._buffer is not None:
             self._show(self._buffer)
         self.on_update.fire()
+
+    def _text_changed(self, buffer: Buffer) -> None:
+        self._note_word_before_space(buffer)
+        self._schedule_check(buffer)
+
+    def _note_word_before_space(self, buffer: Buffer) -> None:
+        """A space was just typed after an `@` word the controller has not heard of: tell it of the
+        word first, so that the space goes on in it while it matches. (The keys of one burst are all
+        applied before the check a loop turn later, which would see only the words after the space.)"""
+        document = buffer.document
+        cursor = document.cursor_position
+        if cursor == 0 or document.text[cursor - 1] != " " or buffer.complete_state is not None:
+            return
+        if self.controller.active is not None:
+            return
+        text = document.text[: cursor - 1] + document.text[cursor:]
+        token = mention_token(text, cursor - 1, self.controller.continues_at)
+        if token is not None:
+            self.controller.follow(token)
 
     def _schedule_check(self, _buffer: Buffer) -> None:
         # Changes made while the user walks the menu (prompt_toolkit writes the highlighted completion into

@@ -59,6 +59,10 @@ NEWLINE_KEYS: Final = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
 Ctrl+J is the one shown (placeholder, footer): every terminal sends it. Shift+Enter and Alt+Enter
 also work where the terminal can send them distinctly (many send plain Enter for both)."""
 
+WORD_STATE_KEYS: Final = frozenset({"space", "escape"})
+"""Keys whose meaning depends on the `@` word the lookups know of: a space goes on in a word that
+matches, Esc closes it. Before one of them, the lookups are told of the word typed so far."""
+
 PLACEHOLDER: Final = "Message  ·  @ mentions a session  ·  Enter sends, Ctrl+J new line"
 """What the empty composer says."""
 
@@ -253,6 +257,10 @@ class Composer(Vertical):
     # --- keys -----------------------------------------------------------------------
 
     def _handle_key(self, key: str) -> bool:
+        if key in WORD_STATE_KEYS and self.lookups.active is None:
+            # Keys of one burst are all handled before the first `Changed`: tell the lookups of
+            # the `@` word typed so far, so that a space goes on in it and Esc closes it.
+            self._refresh_token()
         popup = self.popup
         if popup.is_open:
             if key in ("up", "down"):
