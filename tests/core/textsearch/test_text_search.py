@@ -124,7 +124,7 @@ def test_relevance_then_folder_then_recency(index: TextIndex) -> None:
         "newest-elsewhere": SessionFacts("/elsewhere", 40),
     }
     result = index.search(
-        ConversationRequest("flag", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+        ConversationRequest("flag ", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
     )
     assert [match.session_id for match in result.matches] == [
         "strong",  # clearly more relevant: first whatever its folder and age
@@ -138,16 +138,56 @@ def test_relevance_then_folder_then_recency(index: TextIndex) -> None:
     assert result.matches[0].score > result.matches[1].score * (1 + RELEVANCE_BAND)
 
 
-def test_without_ranking_folder_then_recency(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("text", ["flag", "fla", '"flag'])
+def test_the_word_being_typed_alone_ranks_by_folder_then_recency(index: TextIndex, text: str) -> None:
+    feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
+    folders = {"a": SessionFacts(None, 5), "b": SessionFacts("/here", 1), "c": SessionFacts(None, 9)}
+    result = index.search(
+        ConversationRequest(text, cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+    )
+    assert not result.ranked and result.complete
+    assert [match.session_id for match in result.matches] == ["b", "c", "a"]
+    assert {match.score for match in result.matches} == {0.0}
+
+
+def test_the_word_being_typed_filters_a_ranking_by_the_finished_words(index: TextIndex) -> None:
+    feed(
+        index,
+        {
+            "weak": ["flag " + "x " * 40 + "window"],
+            "strong": ["flag flag flag window"],
+            "no-prefix": ["flag flag flag flag"],
+        },
+    )
+    result = index.search(ConversationRequest("flag win"), facts=everywhere)
+    assert result.ranked and result.complete
+    assert [match.session_id for match in result.matches] == ["strong", "weak"]
+
+
+def test_past_the_budgets_folder_then_recency(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_module, "FULL_RANK_BUDGET", 0)
     monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
     feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
     folders = {"a": SessionFacts(None, 5), "b": SessionFacts("/here", 1), "c": SessionFacts(None, 9)}
     result = index.search(
-        ConversationRequest("flag", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+        ConversationRequest("flag ", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
     )
     assert not result.ranked
     assert [match.session_id for match in result.matches] == ["b", "c", "a"]
     assert {match.score for match in result.matches} == {0.0}
+
+
+def test_a_ranking_of_every_match_reads_deeper_until_the_first_screen_is_settled(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "TOP_ROWS_PER_SHOWN", 1)
+    # Each session's best message is its oldest: a shard's best rows hold few sessions.
+    sessions = {f"s{n:02}": ["flag " * (3 + n % 4)] + ["flag " + "y " * 30] * 5 for n in range(24)}
+    feed(index, sessions)
+    result = index.search(ConversationRequest("flag ", limit=10), facts=everywhere)
+    full = index.search(ConversationRequest("flag ", limit=24), facts=everywhere)
+    assert result.complete and full.complete
+    assert [match.session_id for match in result.matches] == [match.session_id for match in full.matches[:10]]
 
 
 def test_very_common_words_are_not_required_next_to_rarer_ones(index: TextIndex) -> None:
