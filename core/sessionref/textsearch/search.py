@@ -77,9 +77,9 @@ CANDIDATE_ROWS = 1000
 # phrase's matches per shard for its idf): ≈ 25,000 matching messages, ≈ 20 ms.
 FULL_RANK_BUDGET = 250_000
 SCORE_ROW_POSTINGS = 10
-# Matches of several phrases are counted exactly (cheaper than scoring them: ≈ 30 ns a posting)
-# when the rarest phrase has at most this many.
-COUNT_MATCHES_UP_TO = 200_000
+# Matches of several phrases, or of a phrase of several words, are counted exactly (cheaper than
+# scoring them: ≈ 30 ns a posting) when evaluating the cheapest phrase costs at most this much.
+COUNT_WORK_UP_TO = 200_000
 # Best messages each shard gives a full ranking at first, per session shown; four times as many
 # when those leave the first screen unsettled, up to `TOP_ROWS_DEEPEST` per session shown.
 TOP_ROWS_PER_SHOWN = 8
@@ -222,6 +222,38 @@ class Searcher:
             )
         return self._session_ids
 
+    def _executed(
+        self, plan: QueryPlan, shards: Sequence[int], next_id: int, rows: int, cancel: SearchCancellation
+    ) -> tuple[tuple[Phrase, ...], dict[Phrase, float], dict[Phrase, float]]:
+        """The phrases searched (the very common single words left out next to rarer ones), with
+        each phrase's estimated matches and work (`_phrase_estimates`)."""
+        matches: dict[Phrase, float] = {}
+        work: dict[Phrase, float] = {}
+        for phrase in plan.phrases:
+            cancel.raise_if_cancelled()
+            if len(plan.phrases) == 1 and phrase.prefix and len(phrase.tokens) == 1 and not plan.any_word:
+                matches[phrase] = work[phrase] = 0.0  # alone and unranked: its count is never used
+            else:
+                matches[phrase], work[phrase] = self._phrase_estimates(phrase, shards, next_id, rows)
+        common = {
+            phrase
+            for phrase in plan.phrases
+            if not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
+        }
+        return tuple(p for p in plan.phrases if p not in common) or plan.phrases, matches, work
+
+    def scoring(self, plan: QueryPlan) -> tuple[str, bool]:
+        """The FTS5 expression a keystroke's `plan` (not `any_word`) matches messages with, and
+        whether they rank by bm25 (else by folder and recency): what a ranking of every match
+        would score, for measuring how complete a search's first screen is."""
+        meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
+        version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
+        shards = self._shard_list(version)
+        executed, _, _ = self._executed(
+            plan, shards, int(meta["next_id"]), int(meta["rows"]), SearchCancellation()
+        )
+        return plan.expression(executed), any(not phrase.prefix for phrase in executed)
+
     # -- the search --------------------------------------------------------------------------
 
     def search(
@@ -243,20 +275,7 @@ class Searcher:
         if self._rows_version != version:
             self._rows.refresh(self.connection)
             self._rows_version = version
-        matches: dict[Phrase, float] = {}
-        work: dict[Phrase, float] = {}
-        for phrase in plan.phrases:
-            cancel.raise_if_cancelled()
-            if len(plan.phrases) == 1 and phrase.prefix and len(phrase.tokens) == 1 and not plan.any_word:
-                matches[phrase] = work[phrase] = 0.0  # alone and unranked: its count is never used
-            else:
-                matches[phrase], work[phrase] = self._phrase_estimates(phrase, shards, next_id, rows)
-        common = {
-            phrase
-            for phrase in plan.phrases
-            if not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
-        }
-        executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
+        executed, matches, work = self._executed(plan, shards, next_id, rows, cancel)
         if plan.any_word:
             if rows < ANY_WORD_COMMON_ROWS:  # a small index: no word is common enough to leave out
                 executed = plan.phrases
@@ -267,7 +286,12 @@ class Searcher:
             return ConversationSearchResult(pending=plan.pending)
         exclude_key = self._exclude_key(request.exclude_session_id)
         expression = plan.expression(executed)
-        if any(not phrase.prefix for phrase in executed):
+        # Phrases of common words cost a position check per row of their rarest word: how many
+        # shards that work allows decides the reach of the search and whether to rank.
+        per_shard = sum(work[p] for p in executed if len(p.tokens) > 1) / max(1, len(shards))
+        reach = len(shards) if per_shard == 0 else max(1, int(CANDIDATE_WORK_BUDGET / per_shard))
+        scored = any(not phrase.prefix for phrase in executed)
+        if scored:
             within = self._full_rank_shards(expression, executed, matches, work, shards, cancel)
             if within is not None:
                 result = self._exact(plan, expression, within, request, exclude_key, facts, cancel)
@@ -275,17 +299,19 @@ class Searcher:
                     self._remember_empty(executed, version)
                 return result
             ranked = self._worth_ranking(
-                [matches[p] for p in executed], [work[p] for p in executed], len(shards), len(shards)
+                [matches[p] for p in executed],
+                [work[p] for p in executed],
+                len(shards),
+                min(reach, len(shards)),
             )
         else:
             ranked = False
-        # Phrases of common words cost a position check per row of their rarest word: how many
-        # shards that work allows decides the reach of the search.
-        per_shard = sum(work[p] for p in executed if len(p.tokens) > 1) / max(1, len(shards))
-        reach = len(shards) if per_shard == 0 else max(1, int(CANDIDATE_WORK_BUDGET / per_shard))
         candidates, complete = self._newest(
             expression, shards, reach, request.limit, exclude_key, ranked, cancel
         )
+        if complete and scored and not ranked:
+            # Every match was read after all (the estimates were high): rank them all.
+            return self._exact(plan, expression, shards, request, exclude_key, facts, cancel)
         if not candidates and complete:
             self._remember_empty(executed, version)
             return ConversationSearchResult(ranked=ranked, pending=plan.pending)
@@ -358,14 +384,14 @@ class Searcher:
 
         bm25 walks each phrase's matches once per shard (its idf) and scores every matching
         message. The rarest phrase bounds the matches; when that bound is over budget and there
-        are several phrases, the matches are counted per shard (the bound is often far above what
-        all the phrases match together), which also leaves out the shards with none.
+        are several phrases or words, the matches are counted per shard (the bound is often far
+        above what all the words match together), which also leaves out the shards with none.
         """
         idf_work = sum(work[phrase] for phrase in executed)
         bound = min(matches[phrase] for phrase in executed)
         if bound * SCORE_ROW_POSTINGS + idf_work <= FULL_RANK_BUDGET:
             return list(shards)
-        if len(executed) == 1 or bound > COUNT_MATCHES_UP_TO:
+        if (len(executed) == 1 and len(executed[0].tokens) == 1) or min(work.values()) > COUNT_WORK_UP_TO:
             return None
         counts: dict[int, int] = {}
         for shard in shards:

@@ -164,17 +164,31 @@ def test_the_word_being_typed_filters_a_ranking_by_the_finished_words(index: Tex
     assert [match.session_id for match in result.matches] == ["strong", "weak"]
 
 
-def test_past_the_budgets_folder_then_recency(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_past_the_budgets_the_newest_by_folder_then_recency(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(search_module, "FULL_RANK_BUDGET", 0)
     monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
+    monkeypatch.setattr(search_module, "CANDIDATE_ROWS", 2)
     feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
     folders = {"a": SessionFacts(None, 5), "b": SessionFacts("/here", 1), "c": SessionFacts(None, 9)}
     result = index.search(
         ConversationRequest("flag ", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
     )
-    assert not result.ranked
-    assert [match.session_id for match in result.matches] == ["b", "c", "a"]
+    assert not result.ranked and not result.complete
+    assert [match.session_id for match in result.matches] == ["b", "c"]
     assert {match.score for match in result.matches} == {0.0}
+
+
+def test_past_the_budgets_every_match_read_is_still_ranked(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "FULL_RANK_BUDGET", 0)
+    monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
+    feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
+    result = index.search(ConversationRequest("flag "), facts=everywhere)
+    assert result.ranked and result.complete
+    assert result.matches[0].session_id == "a"
 
 
 def test_a_ranking_of_every_match_reads_deeper_until_the_first_screen_is_settled(
