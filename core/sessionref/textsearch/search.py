@@ -24,7 +24,8 @@ message would show first:
    holding a very common word costs a position check per row of its rarest word, so its reach is
    bounded by `CANDIDATE_WORK_BUDGET` once a first screen is found.
 6. A keystroke that only narrows a query known to match nothing (typing on after a word that
-   is not there) is answered without reading the index.
+   is not there) is answered without reading the index, and one that only adds a 1-2 letter
+   fragment to the words of the previous one (`flaky t` after `flaky `) with its answer.
 
 A row's session comes from `row_sessions.RowSessions` (no join to `messages`). An `any_word`
 plan (a question, `question.py`) skips 3-6: each shard gives its `ANY_WORD_ROWS_PER_SHARD` best
@@ -129,6 +130,9 @@ class Searcher:
         self._vocabulary = Vocabulary(connection)
         self._rows = RowSessions()
         self._rows_version = -1
+        # The last answer, by what it was asked (the same words: typing a 1-2 letter fragment after
+        # them changes only `pending`) and its text (the same text asked again is searched again).
+        self._last: tuple[tuple[object, ...], object, ConversationSearchResult] | None = None
 
     # -- index facts -------------------------------------------------------------------------
 
@@ -275,6 +279,33 @@ class Searcher:
         if self._rows_version != version:
             self._rows.refresh(self.connection)
             self._rows_version = version
+        asked = (
+            plan.phrases,
+            plan.any_word,
+            request.limit,
+            request.cwd,
+            request.exclude_session_id,
+            version,
+            facts,
+        )
+        last = self._last
+        if last is not None and last[0] == asked and last[1] != request.text:
+            return replace(last[2], pending=plan.pending)  # only the fragment being typed changed
+        result = self._search(plan, request, shards, next_id, rows, version, facts, cancel)
+        self._last = (asked, request.text, result)
+        return result
+
+    def _search(
+        self,
+        plan: QueryPlan,
+        request: ConversationRequest,
+        shards: Sequence[int],
+        next_id: int,
+        rows: int,
+        version: int,
+        facts: FactsProvider,
+        cancel: SearchCancellation,
+    ) -> ConversationSearchResult:
         executed, matches, work = self._executed(plan, shards, next_id, rows, cancel)
         if plan.any_word:
             if rows < ANY_WORD_COMMON_ROWS:  # a small index: no word is common enough to leave out

@@ -247,3 +247,13 @@ def test_pure_ranking_helpers() -> None:
     assert (
         rank_sessions([("a", 1, 1.0), ("b", 2, 1.0)], facts, None, ranked=True, limit=1)[0].session_id == "b"
     )
+
+
+def test_a_fragment_after_the_same_words_sees_what_was_indexed_meanwhile(index: TextIndex) -> None:
+    feed(index, {"a": ["the retry budget"]})
+    first = index.search(ConversationRequest("retry "), facts=everywhere)
+    again = index.search(ConversationRequest("retry b"), facts=everywhere)
+    assert [m.session_id for m in first.matches] == [m.session_id for m in again.matches] == ["a"]
+    assert (first.pending, again.pending) == ("", "b")
+    feed(index, {"b": ["a retry, then another"]})
+    assert sorted(ids(index, "retry bu")) == ["a", "b"]
