@@ -206,15 +206,10 @@ class Searcher:
 
     def warm(self) -> None:
         """Load every session key's id and the row runs at once (about 100 ms for 100,000
-        sessions), and touch the pages a first keystroke reads, off the keystroke path."""
+        sessions), off the keystroke path."""
         self._session_ids.update(self.connection.execute("SELECT key, session_id FROM sessions"))
         self._rows.refresh(self.connection)
         self._rows_version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
-        for shard in reversed(list_shards(self.connection)[-PROBE_SHARDS:]):
-            table = shard_table(shard)  # the structure records and the newest leaves of each shard
-            self.connection.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH 'a*' ORDER BY rowid DESC LIMIT 1"
-            ).fetchall()
 
     def _ids(self, keys: Iterable[int]) -> dict[int, str]:
         missing = [key for key in keys if key not in self._session_ids]
