@@ -74,13 +74,16 @@ from sessionref.textsearch.writer import loaded_text
 # Matching messages examined per search at most (newest first) when not every match is ranked.
 CANDIDATE_ROWS = 1000
 # A ranking of every match is computed when its estimated cost is at most this many postings'
-# worth (bm25 costs about `SCORE_ROW_POSTINGS` per matching message, plus one walk of each
-# phrase's matches per shard for its idf): ≈ 25,000 matching messages, ≈ 20 ms.
-FULL_RANK_BUDGET = 250_000
-SCORE_ROW_POSTINGS = 10
+# worth (bm25 costs about `SCORE_ROW_POSTINGS` per matching message: ≈ 1.6 µs at 100,000
+# sessions, most of it FTS5 reading the message's length; plus one walk of each phrase's matches
+# per shard for its idf): ≈ 9,000 matching messages, ≈ 15 ms with the other core idle, under
+# 50 ms with it busy.
+FULL_RANK_BUDGET = 180_000
+SCORE_ROW_POSTINGS = 20
 # Matches of several phrases, or of a phrase of several words, are counted exactly (cheaper than
-# scoring them: ≈ 30 ns a posting) when evaluating the cheapest phrase costs at most this much.
-COUNT_WORK_UP_TO = 200_000
+# scoring them) when evaluating the cheapest phrase costs at most this much (≈ 5 ms: a prefix of
+# five letters or more merges every word it starts).
+COUNT_WORK_UP_TO = 50_000
 # Best messages each shard gives a full ranking at first, per session shown; four times as many
 # when those leave the first screen unsettled, up to `TOP_ROWS_DEEPEST` per session shown.
 TOP_ROWS_PER_SHOWN = 8
