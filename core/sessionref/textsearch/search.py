@@ -323,8 +323,8 @@ class Searcher:
         if scored:
             within = self._full_rank_shards(expression, executed, matches, work, shards, cancel)
             if within is not None:
-                result = self._exact(plan, expression, within, request, exclude_key, facts, cancel)
-                if not result.matches and result.complete:
+                result, matched = self._exact(plan, expression, within, request, exclude_key, facts, cancel)
+                if not matched:
                     self._remember_empty(executed, version)
                 return result
             ranked = self._worth_ranking(
@@ -340,7 +340,7 @@ class Searcher:
         )
         if complete and scored and not ranked:
             # Every match was read after all (the estimates were high): rank them all.
-            return self._exact(plan, expression, shards, request, exclude_key, facts, cancel)
+            return self._exact(plan, expression, shards, request, exclude_key, facts, cancel)[0]
         if not candidates and complete:
             self._remember_empty(executed, version)
             return ConversationSearchResult(ranked=ranked, pending=plan.pending)
@@ -444,8 +444,9 @@ class Searcher:
         exclude_key: int,
         facts: FactsProvider,
         cancel: SearchCancellation,
-    ) -> ConversationSearchResult:
-        """The first screen of a ranking of every match of `expression` in `shards` (threshold).
+    ) -> tuple[ConversationSearchResult, bool]:
+        """The first screen of a ranking of every match of `expression` in `shards` (threshold),
+        and whether any message matched at all.
 
         Each shard gives its `TOP_ROWS_PER_SHOWN` × limit best messages by bm25. A shard that had
         more leaves messages unread that score at most its last one read; the first screen is
@@ -469,7 +470,8 @@ class Searcher:
             )
             if settled or depth >= TOP_ROWS_DEEPEST * limit:
                 found = self._matches(order, known, plan.phrases, cancel)
-                return ConversationSearchResult(tuple(found), "ok", plan.pending, settled, ranked=True)
+                answer = ConversationSearchResult(tuple(found), "ok", plan.pending, settled, ranked=True)
+                return answer, any(read.values())
             depth *= 4
             todo = cut
 

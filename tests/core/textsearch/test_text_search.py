@@ -257,3 +257,9 @@ def test_a_fragment_after_the_same_words_sees_what_was_indexed_meanwhile(index: 
     assert (first.pending, again.pending) == ("", "b")
     feed(index, {"b": ["a retry, then another"]})
     assert sorted(ids(index, "retry bu")) == ["a", "b"]
+
+
+def test_matches_without_facts_are_not_remembered_as_matching_nothing(index: TextIndex) -> None:
+    feed(index, {"a": ["a zebra crossing"]})
+    assert ids(index, "zebra ", facts=lambda wanted: {}) == []  # the store does not list it yet
+    assert ids(index, "zebra cro") == ["a"]
