@@ -505,8 +505,42 @@ class Searcher:
     ) -> ConversationSearchResult:
         """Each candidate session's best message, the sessions ranked, the first `limit` as matches."""
         order, known, _top = self._order(candidates, request, facts, ranked=ranked, any_word=plan.any_word)
+        if not ranked:
+            order = self._shortest_shown(order, candidates)
         found = self._matches(order, known, plan.phrases, cancel)
         return ConversationSearchResult(tuple(found), "ok", plan.pending, complete, ranked=ranked)
+
+    def _shortest_shown(
+        self, order: list[RankedSession], candidates: list[tuple[int, int, float]]
+    ) -> list[RankedSession]:
+        """`order` with each session showing its shortest matching message read (the newest of equals).
+
+        Unranked, every match scores the same and a session's newest match would be shown; the
+        shortest is the one most about the words, as bm25 would choose (an answer quoting the
+        question is longer than the question), for one length lookup per row instead of a score.
+        """
+        ids = self._session_ids
+        shown = {session.session_id for session in order}
+        rows = [row_id for row_id, key, _ in candidates if ids.get(key) in shown]
+        if len(rows) == len(order):
+            return order
+        lengths: dict[int, int] = {}
+        for start in range(0, len(rows), SQL_VARIABLES):
+            chunk = rows[start : start + SQL_VARIABLES]
+            marks = ",".join("?" * len(chunk))
+            lengths.update(
+                self.connection.execute(
+                    f"SELECT id, length(text) FROM message_texts WHERE id IN ({marks})", chunk
+                )
+            )
+        best: dict[str, int] = {}
+        for row_id, key, _ in candidates:
+            session_id = ids.get(key)
+            if session_id in shown and row_id in lengths:
+                kept = best.get(session_id)
+                if kept is None or (lengths[row_id], -row_id) < (lengths[kept], -kept):
+                    best[session_id] = row_id
+        return [replace(session, row_id=best.get(session.session_id, session.row_id)) for session in order]
 
     @staticmethod
     def _worth_ranking(matches: Sequence[float], work: Sequence[float], shard_count: int, reach: int) -> bool:

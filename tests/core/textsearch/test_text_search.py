@@ -263,3 +263,17 @@ def test_matches_without_facts_are_not_remembered_as_matching_nothing(index: Tex
     feed(index, {"a": ["a zebra crossing"]})
     assert ids(index, "zebra ", facts=lambda wanted: {}) == []  # the store does not list it yet
     assert ids(index, "zebra cro") == ["a"]
+
+
+def test_the_word_being_typed_shows_a_sessions_shortest_message_saying_it(index: TextIndex) -> None:
+    feed(
+        index,
+        {
+            "s": [
+                "zeppelin mooring rules",
+                "You asked about “zeppelin mooring rules”: here they are, all nine.",
+            ]
+        },
+    )
+    match = index.search(ConversationRequest("zeppel"), facts=everywhere).matches[0]
+    assert (match.seq, match.snippet) == (0, "zeppelin mooring rules")
