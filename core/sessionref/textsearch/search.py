@@ -420,7 +420,8 @@ class Searcher:
         bound = min(matches[phrase] for phrase in executed)
         if bound * SCORE_ROW_POSTINGS + idf_work <= FULL_RANK_BUDGET:
             return list(shards)
-        if (len(executed) == 1 and len(executed[0].tokens) == 1) or min(work.values()) > COUNT_WORK_UP_TO:
+        cheapest = min(work[phrase] for phrase in executed)
+        if (len(executed) == 1 and len(executed[0].tokens) == 1) or cheapest > COUNT_WORK_UP_TO:
             return None
         counts: dict[int, int] = {}
         for shard in shards:
