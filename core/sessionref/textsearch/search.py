@@ -92,6 +92,8 @@ TOP_ROWS_DEEPEST = 128
 # (ranked by folder and recency among them), in steps of `RECENT_ROWS_PER_SHOWN` rows per session shown.
 RECENT_SESSIONS_PER_SHOWN = 2
 RECENT_ROWS_PER_SHOWN = 8
+# Of a session's matches, unranked, the newest this many are looked at for the shortest to show.
+SHOWN_ALTERNATIVES = 3
 # A word in at least this share of all messages is not required when rarer words are given (the
 # stop words of any language, found in the data: "the", "to", "which", ...).
 VERY_COMMON_SHARE = 0.05
@@ -514,7 +516,8 @@ class Searcher:
     def _shortest_shown(
         self, order: list[RankedSession], candidates: list[tuple[int, int, float]]
     ) -> list[RankedSession]:
-        """`order` with each session showing its shortest matching message read (the newest of equals).
+        """`order` with each session showing the shortest of its `SHOWN_ALTERNATIVES` newest matching
+        messages read (the newest of equals).
 
         Unranked, every match scores the same and a session's newest match would be shown; the
         shortest is the one most about the words, as bm25 would choose (an answer quoting the
@@ -522,7 +525,13 @@ class Searcher:
         """
         ids = self._session_ids
         shown = {session.session_id for session in order}
-        rows = [row_id for row_id, key, _ in candidates if ids.get(key) in shown]
+        per_session: dict[str, int] = {}
+        rows: list[int] = []
+        for row_id, key, _ in candidates:  # newest first: each session's newest few
+            session_id = ids.get(key, "")
+            if session_id in shown and per_session.get(session_id, 0) < SHOWN_ALTERNATIVES:
+                per_session[session_id] = per_session.get(session_id, 0) + 1
+                rows.append(row_id)
         if len(rows) == len(order):
             return order
         lengths: dict[int, int] = {}
@@ -536,8 +545,8 @@ class Searcher:
             )
         best: dict[str, int] = {}
         for row_id, key, _ in candidates:
-            session_id = ids.get(key)
-            if session_id in shown and row_id in lengths:
+            if row_id in lengths:
+                session_id = ids[key]
                 kept = best.get(session_id)
                 if kept is None or (lengths[row_id], -row_id) < (lengths[kept], -kept):
                     best[session_id] = row_id
