@@ -92,8 +92,9 @@ TOP_ROWS_DEEPEST = 128
 # (ranked by folder and recency among them), in steps of `RECENT_ROWS_PER_SHOWN` rows per session shown.
 RECENT_SESSIONS_PER_SHOWN = 2
 RECENT_ROWS_PER_SHOWN = 8
-# Of a session's matches, unranked, the newest this many are looked at for the shortest to show.
-SHOWN_ALTERNATIVES = 3
+# Of a session's matches, unranked, the newest this many are looked at for the shortest to show
+# (a question is often followed by several replies repeating its words).
+SHOWN_ALTERNATIVES = 8
 # A word in at least this share of all messages is not required when rarer words are given (the
 # stop words of any language, found in the data: "the", "to", "which", ...).
 VERY_COMMON_SHARE = 0.05
