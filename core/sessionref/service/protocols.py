@@ -176,9 +176,10 @@ class ConversationSearchResult:
 
     `status` says how it went (`ConversationStatus`); `pending` is a 1-2 character word still
     being typed (not searched yet); `complete` False when more messages matched than were
-    examined; `ranked` False when relevance was not computed (every word very common: matches are
-    ordered by folder and recency only). `progress` (`(indexed, total)` sessions) while
-    `indexing`; `message` why it is `unavailable`. `note` says all of it in words for a UI.
+    examined; `ranked` False when relevance was not computed (only the word being typed, a filter, or
+    every word too common to score: matches are ordered by folder and recency only). `progress`
+    (`(indexed, total)` sessions) while `indexing`; `message` why it is `unavailable`. `note` says
+    all of it in words for a UI.
     """
 
     matches: tuple[ConversationMatch, ...] = ()

@@ -91,13 +91,13 @@ def rank_sessions(
     top = max((entry[2] for entry in entries), default=0.0) if ranked else 0.0
 
     def key(entry: tuple[str, int, float, bool, int]) -> tuple[int, bool, int, int]:
-        return (_band(entry[2], top) if ranked else 0, not entry[3], -entry[4], -entry[1])
+        return (relevance_band(entry[2], top) if ranked else 0, not entry[3], -entry[4], -entry[1])
 
     chosen = heapq.nsmallest(limit, entries, key=key) if limit is not None else sorted(entries, key=key)
     return [RankedSession(*entry) for entry in chosen]
 
 
-def _band(relevance: float, top: float) -> int:
+def relevance_band(relevance: float, top: float) -> int:
     """The relevance band of `relevance` below the best, `top`: 0 for the best, higher lower down."""
     if relevance >= top:
         return 0
@@ -134,8 +134,10 @@ def rank_sessions_asking(
         top = next((entry[2] for entry in pending[:asked] if entry[0] in known), None)
         if top is None or asked == len(pending):
             continue
-        floor = _band(pending[asked - 1][2], top)
-        settled = sum(1 for entry in pending[:asked] if entry[0] in known and _band(entry[2], top) < floor)
+        floor = relevance_band(pending[asked - 1][2], top)
+        settled = sum(
+            1 for entry in pending[:asked] if entry[0] in known and relevance_band(entry[2], top) < floor
+        )
         if settled >= limit:
             break
     return rank_sessions(pending[:asked], known, cwd, ranked=True, limit=limit), known

@@ -6,7 +6,9 @@ and created empty, and the caller feeds it again.
 
 Tables: `sessions` (session id → a small key that is never reused, plus what was fed),
 `messages` (one row per projected message: session key, seq, kind, time; its id is the
-full-text row id, allocated in insertion order and never reused), `message_texts` (the original
+full-text row id, allocated in insertion order and never reused), `session_runs` (the first row
+id of each run of consecutive row ids one session was given: a search learns a row's session
+from them without a join, see `row_sessions`), `message_texts` (the original
 text, kept apart so that candidate lookups stay on small pages) and the full-text shards
 `words_<n>`: contentless FTS5 tables, each holding the row ids `n << SHARD_BITS` up to the next
 shard. Sharding by insertion order bounds what any one statement reads (see docs/benchmarks.md,
@@ -27,7 +29,7 @@ from sessionref.textsearch.normalize import FOLD_VERSION
 log = logging.getLogger("sessionref.textsearch")
 
 TEXT_INDEX_FILE_NAME = ".sessionref-text.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: `session_runs`
 # Row ids per full-text shard (2**18 = 262,144 messages).
 SHARD_BITS = 18
 # FTS5 prefix indexes, in characters: a word being typed is looked up as a prefix from 3
@@ -64,6 +66,7 @@ CREATE TABLE messages (
     time INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX messages_by_session ON messages (session, seq);
+CREATE TABLE session_runs (first_id INTEGER PRIMARY KEY, session INTEGER NOT NULL);
 CREATE TABLE message_texts (id INTEGER PRIMARY KEY, text NOT NULL);
 """
 # `messages.kind`

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sessionref.textsearch.normalize import CJK_CLASS, fold_with_offsets
@@ -45,49 +45,99 @@ class Snippet:
     spans: tuple[tuple[int, int], ...] = ()
 
 
-def _phrase_pattern(phrase: Phrase) -> str:
-    """A regular expression for `phrase` in folded text, with the word boundaries FTS5 has.
+# Compiled once: a character class holding the CJK ranges takes `re` about 2 ms to compile, which
+# a pattern per keystroke would pay every time.
+_WORD_CHAR_AT = re.compile(_WORD_CHAR)
 
-    It starts with the first word's letters and checks the word boundary before them with a
-    lookbehind written after them: `re` then searches for the literal, about 10x faster on long
-    messages than a pattern that starts with the lookbehind.
-    """
+
+@dataclass(frozen=True, slots=True)
+class _PhraseFinder:
+    """One phrase in folded text: its words as literals with the separators FTS5 allows between
+    them (`pattern`, no character class to compile), and the word boundaries FTS5 has, checked
+    around each candidate: none before a first word (`bounded_before`) and, for a last word that
+    is not a prefix, none after it (`bounded_after`); CJK text has no word boundaries."""
+
+    pattern: re.Pattern[str]
+    bounded_before: bool
+    bounded_after: bool
+    priority: int
+
+    def matches(self, folded: str) -> Iterator[tuple[int, int]]:
+        """`[start, end)` of each match in `folded`, left to right, not overlapping."""
+        position = 0
+        search, word_at = self.pattern.search, _WORD_CHAR_AT.match
+        while (found := search(folded, position)) is not None:
+            start, end = found.span()
+            if (not self.bounded_before or start == 0 or word_at(folded, start - 1) is None) and (
+                not self.bounded_after or word_at(folded, end) is None
+            ):
+                yield start, end
+                position = end
+            else:
+                position = start + 1
+
+
+def _phrase_finder(phrase: Phrase) -> _PhraseFinder:
     parts: list[str] = []
     previous_cjk: bool | None = None
+    first_cjk = False
     for unit in phrase.units:
         cjk = _CJK_UNIT.fullmatch(unit) is not None
         literal = re.escape(unit)
         if previous_cjk is None:
-            parts.append(literal if cjk else f"{literal}(?<!{_WORD_CHAR}{literal})")
+            parts.append(literal)
+            first_cjk = cjk
         else:
             parts.append((r"[\W_]*" if cjk or previous_cjk else r"[\W_]+") + literal)
         previous_cjk = cjk
-    if previous_cjk is False and not phrase.prefix:
-        parts.append(f"(?!{_WORD_CHAR})")
-    return "".join(parts)
+    return _PhraseFinder(
+        re.compile("".join(parts)),
+        not first_cjk,
+        previous_cjk is False and not phrase.prefix,
+        sum(len(unit) for unit in phrase.units) + len(phrase.units),
+    )
 
 
-def match_pattern(phrases: Sequence[Phrase]) -> re.Pattern[str] | None:
-    """A pattern finding any of `phrases` in folded text, as the index matched them; None for none."""
+@dataclass(frozen=True, slots=True)
+class MatchPattern:
+    """Finds any of a search's phrases in folded text, as the index matched them (see `match_pattern`)."""
+
+    finders: tuple[_PhraseFinder, ...]
+
+    def spans(self, folded: str) -> list[tuple[int, int]]:
+        """Non-overlapping `[start, end)` matches in `folded`, left to right; where several phrases
+        match at one place, the longest (a phrase is preferred to a word it starts with)."""
+        if len(self.finders) == 1:
+            return list(self.finders[0].matches(folded))
+        found = sorted(
+            (start, -finder.priority, end) for finder in self.finders for start, end in finder.matches(folded)
+        )
+        spans: list[tuple[int, int]] = []
+        for start, _priority, end in found:
+            if not spans or start >= spans[-1][1]:
+                spans.append((start, end))
+        return spans
+
+
+def match_pattern(phrases: Sequence[Phrase]) -> MatchPattern | None:
+    """What finds any of `phrases` in folded text, as the index matched them; None for none."""
     if not phrases:
         return None
-    # Longest phrases first, so a phrase is preferred to a word it starts with.
-    ordered = sorted((_phrase_pattern(phrase) for phrase in phrases), key=len, reverse=True)
-    return re.compile("|".join(f"(?:{pattern})" for pattern in ordered))
+    return MatchPattern(tuple(_phrase_finder(phrase) for phrase in phrases))
 
 
-def _folded_spans(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+def _folded_spans(text: str, pattern: MatchPattern) -> list[tuple[int, int]]:
     """Non-overlapping `[start, end)` spans (in `text`) of `pattern` in the folded `text`."""
     folded, to_original = fold_with_offsets(text)
     spans: list[tuple[int, int]] = []
-    for match in pattern.finditer(folded):
-        start, end = to_original(match.start()), to_original(match.end())
+    for match_start, match_end in pattern.spans(folded):
+        start, end = to_original(match_start), to_original(match_end)
         if end > start and (not spans or start >= spans[-1][1]):
             spans.append((start, end))
     return spans
 
 
-def _scan(text: str, pattern: re.Pattern[str]) -> tuple[list[tuple[int, int]], int]:
+def _scan(text: str, pattern: MatchPattern) -> tuple[list[tuple[int, int]], int]:
     """The matches (in `text`) of the first chunk holding one, and where that chunk ends.
 
     The text is folded and searched a chunk at a time, so a match near the start of a long
@@ -102,9 +152,9 @@ def _scan(text: str, pattern: re.Pattern[str]) -> tuple[list[tuple[int, int]], i
         end = min(limit, offset + size + _SCAN_OVERLAP)
         folded, to_original = fold_with_offsets(text[begin:end])
         spans: list[tuple[int, int]] = []
-        for match in pattern.finditer(folded):
-            start = begin + to_original(match.start())
-            stop = begin + to_original(match.end())
+        for match_start, match_end in pattern.spans(folded):
+            start = begin + to_original(match_start)
+            stop = begin + to_original(match_end)
             if start >= offset and stop > start and (not spans or start >= spans[-1][1]):
                 spans.append((start, stop))
         if spans:
@@ -144,7 +194,7 @@ def make_snippet(
     phrases: Sequence[Phrase],
     *,
     width: int = SNIPPET_CHARS,
-    pattern: re.Pattern[str] | None = None,
+    pattern: MatchPattern | None = None,
 ) -> Snippet:
     """A one-line excerpt of `text` of at most `width` characters (plus "…" at a cut end) around
     the first match of `phrases`, with every match inside it as spans. The message's start,

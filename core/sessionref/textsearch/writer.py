@@ -240,6 +240,11 @@ class BatchWriter:
             connection.execute(
                 "DELETE FROM sessions WHERE key IN (SELECT value FROM json_each(?))", (_json(removed),)
             )
+            # Their row ids are gone for good: a later reader maps them to the run before, harmlessly.
+            connection.execute(
+                "DELETE FROM session_runs WHERE session IN (SELECT value FROM json_each(?))",
+                (_json(removed),),
+            )
         if counts:
             connection.execute(
                 "UPDATE sessions SET through_seq = j.value ->> 1, source = j.value ->> 2, "
@@ -289,6 +294,15 @@ class BatchWriter:
             "INSERT INTO messages (id, session, seq, kind, time) "
             "SELECT ?1 + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?2)",
             (first, _json([(key, row.seq, row_kind(row), row.time) for key, row, _ in inserts])),
+        )
+        runs = [
+            (first + offset, key)
+            for offset, (key, _, _) in enumerate(inserts)
+            if offset == 0 or inserts[offset - 1][0] != key
+        ]
+        connection.execute(
+            "INSERT INTO session_runs (first_id, session) SELECT value ->> 0, value ->> 1 FROM json_each(?)",
+            (_json(runs),),
         )
         texts: list[str | None] = []
         odd: list[tuple[int, str | bytes]] = []

@@ -327,6 +327,38 @@ def test_another_process_writes_are_seen_by_the_next_search(tmp_path: Path) -> N
     writer.close()
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), max_size=6), min_size=1, max_size=5), st.integers(0, 4))
+def test_every_match_is_given_its_own_session_however_rows_interleave(
+    batches: list[list[int]], removed: int
+) -> None:
+    """Rows of sessions growing in interleaved batches, written by another connection, and a
+    session removed on the way: each match is reported for the session that said it."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "text.sqlite"
+        reader, writer = TextIndex(path), TextIndex(path)
+        said: dict[str, list[int]] = {}
+        for number, batch in enumerate(batches):
+            changes = []
+            for session in batch:
+                seqs = said.setdefault(f"s{session}", [])
+                seqs.append(len(seqs))
+                text = f"word{session} seq{seqs[-1]} batch{number}"
+                changes.append(
+                    SessionRows(f"s{session}", rows(text, start=seqs[-1]), seqs[-1], appended=True)
+                )
+            writer.update(changes)
+            if number == len(batches) // 2 and f"s{removed}" in said:
+                writer.update([SessionRemoved(f"s{removed}")])
+                del said[f"s{removed}"]
+            for session_id, seqs in said.items():
+                assert sorted(found(reader, f"{session_id.replace('s', 'word')} ", limit=50)) == [
+                    (session_id, seqs[-1])
+                ]
+        reader.close()
+        writer.close()
+
+
 def test_searches_run_while_an_update_writes(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index_updates, "BATCH_SESSIONS", 1)  # each change is written while the next is made
     index.update([SessionRows("first", rows("steady words"), 0)])

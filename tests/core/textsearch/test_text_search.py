@@ -124,7 +124,7 @@ def test_relevance_then_folder_then_recency(index: TextIndex) -> None:
         "newest-elsewhere": SessionFacts("/elsewhere", 40),
     }
     result = index.search(
-        ConversationRequest("flag", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+        ConversationRequest("flag ", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
     )
     assert [match.session_id for match in result.matches] == [
         "strong",  # clearly more relevant: first whatever its folder and age
@@ -138,16 +138,70 @@ def test_relevance_then_folder_then_recency(index: TextIndex) -> None:
     assert result.matches[0].score > result.matches[1].score * (1 + RELEVANCE_BAND)
 
 
-def test_without_ranking_folder_then_recency(index: TextIndex, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
+@pytest.mark.parametrize("text", ["flag", "fla", '"flag'])
+def test_the_word_being_typed_alone_ranks_by_folder_then_recency(index: TextIndex, text: str) -> None:
     feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
     folders = {"a": SessionFacts(None, 5), "b": SessionFacts("/here", 1), "c": SessionFacts(None, 9)}
     result = index.search(
-        ConversationRequest("flag", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+        ConversationRequest(text, cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
     )
-    assert not result.ranked
+    assert not result.ranked and result.complete
     assert [match.session_id for match in result.matches] == ["b", "c", "a"]
     assert {match.score for match in result.matches} == {0.0}
+
+
+def test_the_word_being_typed_filters_a_ranking_by_the_finished_words(index: TextIndex) -> None:
+    feed(
+        index,
+        {
+            "weak": ["flag " + "x " * 40 + "window"],
+            "strong": ["flag flag flag window"],
+            "no-prefix": ["flag flag flag flag"],
+        },
+    )
+    result = index.search(ConversationRequest("flag win"), facts=everywhere)
+    assert result.ranked and result.complete
+    assert [match.session_id for match in result.matches] == ["strong", "weak"]
+
+
+def test_past_the_budgets_the_newest_by_folder_then_recency(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "FULL_RANK_BUDGET", 0)
+    monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
+    monkeypatch.setattr(search_module, "CANDIDATE_ROWS", 2)
+    feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
+    folders = {"a": SessionFacts(None, 5), "b": SessionFacts("/here", 1), "c": SessionFacts(None, 9)}
+    result = index.search(
+        ConversationRequest("flag ", cwd="/here"), facts=lambda wanted: {key: folders[key] for key in wanted}
+    )
+    assert not result.ranked and not result.complete
+    assert [match.session_id for match in result.matches] == ["b", "c"]
+    assert {match.score for match in result.matches} == {0.0}
+
+
+def test_past_the_budgets_every_match_read_is_still_ranked(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "FULL_RANK_BUDGET", 0)
+    monkeypatch.setattr(search_module, "RANK_POSTINGS_BUDGET", 0)
+    feed(index, {"a": ["flag flag flag"], "b": ["flag " + "x " * 40], "c": ["a flag"]})
+    result = index.search(ConversationRequest("flag "), facts=everywhere)
+    assert result.ranked and result.complete
+    assert result.matches[0].session_id == "a"
+
+
+def test_a_ranking_of_every_match_reads_deeper_until_the_first_screen_is_settled(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "TOP_ROWS_PER_SHOWN", 1)
+    # Each session's best message is its oldest: a shard's best rows hold few sessions.
+    sessions = {f"s{n:02}": ["flag " * (3 + n % 4)] + ["flag " + "y " * 30] * 5 for n in range(24)}
+    feed(index, sessions)
+    result = index.search(ConversationRequest("flag ", limit=10), facts=everywhere)
+    full = index.search(ConversationRequest("flag ", limit=24), facts=everywhere)
+    assert result.complete and full.complete
+    assert [match.session_id for match in result.matches] == [match.session_id for match in full.matches[:10]]
 
 
 def test_very_common_words_are_not_required_next_to_rarer_ones(index: TextIndex) -> None:
@@ -193,3 +247,33 @@ def test_pure_ranking_helpers() -> None:
     assert (
         rank_sessions([("a", 1, 1.0), ("b", 2, 1.0)], facts, None, ranked=True, limit=1)[0].session_id == "b"
     )
+
+
+def test_a_fragment_after_the_same_words_sees_what_was_indexed_meanwhile(index: TextIndex) -> None:
+    feed(index, {"a": ["the retry budget"]})
+    first = index.search(ConversationRequest("retry "), facts=everywhere)
+    again = index.search(ConversationRequest("retry b"), facts=everywhere)
+    assert [m.session_id for m in first.matches] == [m.session_id for m in again.matches] == ["a"]
+    assert (first.pending, again.pending) == ("", "b")
+    feed(index, {"b": ["a retry, then another"]})
+    assert sorted(ids(index, "retry bu")) == ["a", "b"]
+
+
+def test_matches_without_facts_are_not_remembered_as_matching_nothing(index: TextIndex) -> None:
+    feed(index, {"a": ["a zebra crossing"]})
+    assert ids(index, "zebra ", facts=lambda wanted: {}) == []  # the store does not list it yet
+    assert ids(index, "zebra cro") == ["a"]
+
+
+def test_the_word_being_typed_shows_a_sessions_shortest_message_saying_it(index: TextIndex) -> None:
+    feed(
+        index,
+        {
+            "s": [
+                "zeppelin mooring rules",
+                "You asked about “zeppelin mooring rules”: here they are, all nine.",
+            ]
+        },
+    )
+    match = index.search(ConversationRequest("zeppel"), facts=everywhere).matches[0]
+    assert (match.seq, match.snippet) == (0, "zeppelin mooring rules")

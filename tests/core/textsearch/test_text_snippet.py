@@ -92,3 +92,9 @@ def test_spans_are_bounded_and_cover_text_that_folds_to_the_query(
         assert 0 <= start < end <= len(result.text)
         shown = fold(result.text[start:end])
         assert shown.replace("-", " ").replace("_", " ").startswith(fold(word)[:3].replace("_", " "))
+
+
+def test_a_phrase_is_marked_whole_before_a_word_it_starts_with() -> None:
+    assert marked("the retry budget, then a retry", '"retry budget" retry ') == ["retry budget", "retry"]
+    assert marked("retrying the retry_budget", "retry budget ") == ["retry", "budget"]
+    assert marked("xretry retryx retry", "retry ") == ["retry"]
