@@ -124,6 +124,11 @@ _ESTIMATE_CACHE = 512
 _EMPTY_CACHE = 16
 
 
+def _very_common(phrase: Phrase, matches: Mapping[Phrase, float], rows: int) -> bool:
+    """Whether `phrase` is a single unquoted word in at least `VERY_COMMON_SHARE` of `rows` messages."""
+    return not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
+
+
 class Searcher:
     """Runs searches on one read connection; the caller serialises calls and owns the transaction."""
 
@@ -240,11 +245,7 @@ class Searcher:
                 matches[phrase] = work[phrase] = 0.0  # alone and unranked: its count is never used
             else:
                 matches[phrase], work[phrase] = self._phrase_estimates(phrase, shards, next_id, rows)
-        common = {
-            phrase
-            for phrase in plan.phrases
-            if not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
-        }
+        common = {phrase for phrase in plan.phrases if _very_common(phrase, matches, rows)}
         return tuple(p for p in plan.phrases if p not in common) or plan.phrases, matches, work
 
     def scoring(self, plan: QueryPlan) -> tuple[str, bool]:
@@ -254,10 +255,22 @@ class Searcher:
         meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
         version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
         shards = self._shard_list(version)
-        executed, _, _ = self._executed(
+        executed, matches, _ = self._executed(
             plan, shards, int(meta["next_id"]), int(meta["rows"]), SearchCancellation()
         )
-        return plan.expression(executed), any(not phrase.prefix for phrase in executed)
+        return plan.expression(executed), self._scored(executed, matches, int(meta["rows"]))
+
+    @staticmethod
+    def _scored(executed: Sequence[Phrase], matches: Mapping[Phrase, float], rows: int) -> bool:
+        """Whether a keystroke of `executed` ranks by bm25: when it holds a finished word or phrase
+        that carries relevance. The word being typed is a filter, and so is a very common word
+        (`VERY_COMMON_SHARE`, in an index of `ANY_WORD_COMMON_ROWS` messages or more: a stop word of
+        any language), which is searched only when nothing rarer was given: its bm25 would order
+        the messages by their length alone."""
+        return any(
+            not phrase.prefix and not (rows >= ANY_WORD_COMMON_ROWS and _very_common(phrase, matches, rows))
+            for phrase in executed
+        )
 
     # -- the search --------------------------------------------------------------------------
 
@@ -322,7 +335,7 @@ class Searcher:
         # shards that work allows decides the reach of the search and whether to rank.
         per_shard = sum(work[p] for p in executed if len(p.tokens) > 1) / max(1, len(shards))
         reach = len(shards) if per_shard == 0 else max(1, int(CANDIDATE_WORK_BUDGET / per_shard))
-        scored = any(not phrase.prefix for phrase in executed)
+        scored = self._scored(executed, matches, rows)
         if scored:
             within = self._full_rank_shards(expression, executed, matches, work, shards, cancel)
             if within is not None:

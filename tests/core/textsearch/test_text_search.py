@@ -213,6 +213,32 @@ def test_very_common_words_are_not_required_next_to_rarer_ones(index: TextIndex)
     assert len(ids(index, "the usual")) == 20
 
 
+def test_a_very_common_word_alone_is_a_filter_ranked_by_folder_then_recency(
+    index: TextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = {f"s{n}": [f"the usual chatter number {n}"] for n in range(17)}
+    sessions |= {"short": ["the end"], "here": ["the long middle of " + "x " * 30], "new": ["and the rest"]}
+    feed(index, sessions)  # fed in order of activity, as the catch-up feeds them
+    folders = {f"s{n}": SessionFacts("/elsewhere", n) for n in range(17)}
+    folders |= {
+        "short": SessionFacts(None, 30),
+        "here": SessionFacts("/here", 31),
+        "new": SessionFacts(None, 40),
+    }
+
+    def facts(wanted):
+        return {key: folders[key] for key in wanted}
+
+    # In a small index a few messages make any word common: "the" is still scored there.
+    scored = index.search(ConversationRequest("the ", cwd="/here"), facts=facts)
+    assert scored.ranked and scored.matches[0].session_id != "here"  # its long message scores lowest
+    monkeypatch.setattr(search_module, "ANY_WORD_COMMON_ROWS", 10)
+    result = index.search(ConversationRequest("the ", cwd="/here", limit=3), facts=facts)
+    assert not result.ranked
+    assert [match.session_id for match in result.matches] == ["here", "new", "short"]
+    assert ids(index, "the zebr") == []  # still required when nothing rarer is found
+
+
 def test_a_keystroke_after_an_empty_result_still_sees_new_messages(index: TextIndex) -> None:
     feed(index, {"a": ["nothing relevant"]})
     assert ids(index, "zzqx") == []
