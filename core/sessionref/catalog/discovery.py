@@ -2,21 +2,21 @@
 
 A keystroke asks for the `limit` newest sessions whose id, title or cwd contains the needle, in
 three ranks (docs/catalog.md, "Discovery"): sessions whose cwd has the searching folder's name,
-then sessions without a cwd, then the rest. Both plans run inside the catalog's search functions
-(`schema._SEARCH_FUNCTIONS`), and each rank is answered exactly:
+then sessions without a cwd, then the rest. Every plan runs inside the catalog's search functions
+(`schema._READ_NEWEST_V4`), and each rank is answered exactly:
 
-* **Newest first, with early exit** (`find_newest`, one call for all ranks). Read the `PROBE_ROWS`
+* **Newest first, with early exit** (`find_recent`, one statement for all ranks). Read the `PROBE_ROWS`
   (no needle: `limit`) most recent sessions of each rank (an index scan on `updated_at`) and keep
   the matches. When a rank yields as many matches as are still needed, they are its answer:
   nothing older can outrank them; when the read covered every session of the rank, likewise. A
   common needle (a few letters match a large share of titles) and the small ranks end here.
-* **Trigram index** (`find_indexed`) for a rank the probe left short. The probe measured the
-  needle: `k` matches among `PROBE_ROWS` sessions spanning some time. No match means the needle is
-  rare, exactly when the index is cheap: every match is fetched, the newest kept. A few matches
-  mean a middling needle whose matches are many but far apart: the index is asked only for the
-  matches newer than a cutoff where, at the measured rate, twice the needed number should be
-  (`WINDOW_MARGIN`), so it fetches a few hundred rows instead of every match; if that window
-  comes up short, it is asked once more without a cutoff. Either way the answer is exact.
+* **Read on newest first** (`find_recent`) for a rank the probe left short but measured: `k`
+  matches among `PROBE_ROWS` sessions say how far the needed ones should lie. When that is within
+  `READ_ON_ROWS` (with `READ_MARGIN`), the rank is read on as far, newest first, stopping at the
+  needed matches (two common words typed together: 1-2 % of titles, a few thousand sessions).
+* **Trigram index** (`find_indexed`, one bitmap scan for this rank and every later one) when the
+  probe found no match (the needle is rare, exactly when the index is cheap), or so few that the
+  read on would be long, or the read on came up short: every match is fetched, the first kept.
 
 Needles under 3 characters have no trigram: the probe alone answers them over the newest
 `SHORT_NEEDLE_ROWS` sessions of each rank, so a rare 1-2 character needle may miss older sessions
@@ -29,13 +29,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from sessionref.catalog.schema import JOINED_LETTER, JOINED_SEPARATORS
+
 PROBE_ROWS: Final = 300
 """Most recent sessions of a rank the newest-first plan reads: a needle matching a sixth of the
-sessions fills a first screen of 50 from them; a rarer one is measured, then windowed."""
+sessions fills a first screen of 50 from them; a rarer one is measured."""
 SHORT_NEEDLE_ROWS: Final = 2_000
 """Most recent sessions of a rank searched for a needle shorter than a trigram."""
-WINDOW_MARGIN: Final = 2.0
-"""How many times the needed matches the trigram window should hold at the measured rate."""
+READ_ON_ROWS: Final = 6_000
+"""Most recent sessions of a rank read on newest first (about 1 µs a session) before the trigram
+index is asked instead (whose cost is every candidate it fetches, a few µs each)."""
+READ_MARGIN: Final = 2.0
+"""How many times as far as the measured rate says the needed matches lie the read on goes; when
+it comes up short, the rate it measured (over many more sessions) sets the next reach."""
 TRIGRAM: Final = 3
 RANKS: Final = 3
 """0: the cwd's folder has the searching folder's name, 1: no cwd, 2: any other folder."""
@@ -62,6 +68,14 @@ def session_of(row: Sequence[Any], rank: int = 2) -> CatalogSession:
     return CatalogSession(session_id, machine, owner, title, cwd, created_at, updated_at, rank)
 
 
+def joined_pattern(needle: str) -> str:
+    """The LIKE pattern of `needle` in `search_joined`: its separators replaced as there, then escaped."""
+    return like_pattern(needle.translate(_JOINED))
+
+
+_JOINED: Final = str.maketrans(dict.fromkeys(JOINED_SEPARATORS, JOINED_LETTER))
+
+
 def like_pattern(needle: str) -> str:
     """`%needle%` for LIKE, with LIKE's own characters escaped (the needle is literal text)."""
     escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -70,65 +84,88 @@ def like_pattern(needle: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """What the newest-first read found in one rank: its matches, and whether the rank has no
-    sessions besides those read (known for the two small ranks only)."""
+    """What a newest-first read found in one rank: its matches, and whether the rank has no
+    sessions besides those read."""
 
     found: list[CatalogSession]
     read_everything: bool = False
 
-    def cutoff(self, needed: int) -> int | None:
-        """The activity time after which `needed` matches should be, at the rate the probe measured
-        between its newest and oldest match (None: too few matches to measure: ask without one)."""
-        if len(self.found) < 2:
+    def answers(self, needed: int) -> bool:
+        """Whether these matches are the rank's exact answer: enough of them, or all there are."""
+        return len(self.found) >= needed or self.read_everything
+
+    def reach(self, needed: int, read: int) -> int | None:
+        """How many of the rank's newest sessions to read for `needed` matches, at the rate these
+        matches among `read` sessions measured, with `READ_MARGIN`, at most `READ_ON_ROWS` (None: no
+        match, or farther than that)."""
+        if not self.found:
             return None
-        span = max(1, self.found[0].updated_at - self.found[-1].updated_at)
-        reach = span * WINDOW_MARGIN * needed / (len(self.found) - 1)
-        return int(self.found[0].updated_at - reach)
+        expected = read * needed / len(self.found)
+        return None if expected > READ_ON_ROWS else min(READ_ON_ROWS, int(expected * READ_MARGIN))
 
 
 def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]:
+    """The probe of every rank, in one statement."""
     needle: str = params["needle"]
     newest = limit if not needle else SHORT_NEEDLE_ROWS if len(needle) < TRIGRAM else PROBE_ROWS
     pattern = params["pattern"] if needle else None
+    ranks = range(0 if params["folder"] is not None else 1, RANKS)
     arguments = (pattern, params["folder"], params["exclude_id"], params["exclude_machine"], limit, newest)
-    cursor.execute("SELECT * FROM sessionref.find_newest(%s, %s, %s, %s, %s, %s)", arguments)
-    found: dict[int, list[CatalogSession]] = {}
-    probes: dict[int, Probe] = {}
-    for row in cursor.fetchall():
-        rank = row[0]
+    cursor.execute(
+        " UNION ALL ".join(
+            f"(SELECT {rank}, * FROM sessionref.find_recent({rank}, %s, %s, %s, %s, %s, %s))"
+            for rank in ranks
+        ),
+        arguments * len(ranks),
+    )
+    return _by_rank(cursor.fetchall(), ranks)
+
+
+def _by_rank(rows: list[Any], ranks: range) -> dict[int, Probe]:
+    """`find_recent` rows (each led by its rank) as each rank's `Probe`."""
+    found: dict[int, list[CatalogSession]] = {rank: [] for rank in ranks}
+    everything: set[int] = set()
+    for row in rows:
         if row[1] is not None:
-            found.setdefault(rank, []).append(session_of(row[1:], rank))
-        else:
-            probes[rank] = Probe(found.get(rank, []), row[2] == "all")
-    for rank in range(0 if params["folder"] is not None else 1, RANKS):
-        probes.setdefault(rank, Probe(found.get(rank, [])))
-    return probes
+            found[row[0]].append(session_of(row[1:], row[0]))
+        elif row[2] == "all":
+            everything.add(row[0])
+    return {rank: Probe(found[rank], rank in everything) for rank in ranks}
 
 
-def _indexed(
-    cursor: Any, rank: int, params: dict[str, Any], limit: int, since: int | None
-) -> list[CatalogSession]:
+def _recent(cursor: Any, rank: int, params: dict[str, Any], needed: int, newest: int) -> Probe:
+    """The newest `needed` matches among the rank's `newest` most recent sessions, read in order."""
     arguments = (rank, params["pattern"], params["folder"], params["exclude_id"], params["exclude_machine"])
     cursor.execute(
-        "SELECT * FROM sessionref.find_indexed(%s, %s, %s, %s, %s, %s, %s)", (*arguments, limit, since)
+        "SELECT %s, * FROM sessionref.find_recent(%s, %s, %s, %s, %s, %s, %s)",
+        (rank, *arguments, needed, newest),
     )
-    return [session_of(row, rank) for row in cursor.fetchall()]
+    return _by_rank(cursor.fetchall(), range(rank, rank + 1))[rank]
 
 
-def _rank_answer(
+def _indexed(cursor: Any, first_rank: int, params: dict[str, Any], limit: int) -> list[CatalogSession]:
+    """The first `limit` matches of every rank from `first_rank` on, in rank order, from the index."""
+    names = ("pattern", "joined", "folder", "exclude_id", "exclude_machine")
+    cursor.execute(
+        "SELECT * FROM sessionref.find_indexed(%s, %s, %s, %s, %s, %s, %s)",
+        (first_rank, *(params[name] for name in names), limit),
+    )
+    return [session_of(row[1:], row[0]) for row in cursor.fetchall()]
+
+
+def _newest_answer(
     cursor: Any, rank: int, probe: Probe, params: dict[str, Any], needed: int
-) -> list[CatalogSession]:
-    """The newest `needed` matches of one rank, exactly (1-2 character needles: from the probe)."""
-    if len(probe.found) >= needed or probe.read_everything:
+) -> list[CatalogSession] | None:
+    """The newest `needed` matches of one rank, exactly, read newest first (None: ask the index)."""
+    if probe.answers(needed) or len(params["needle"]) < TRIGRAM:
         return probe.found[:needed]
-    if len(params["needle"]) < TRIGRAM:
-        return probe.found
-    since = probe.cutoff(needed)
-    if since is not None:
-        windowed = _indexed(cursor, rank, params, needed, since)
-        if len(windowed) >= needed:
-            return windowed
-    return _indexed(cursor, rank, params, needed, None)
+    read, reach = PROBE_ROWS, probe.reach(needed, PROBE_ROWS)
+    while reach is not None and reach > read:
+        read_on = _recent(cursor, rank, params, needed, reach)
+        if read_on.answers(needed):
+            return read_on.found[:needed]
+        read, reach = reach, read_on.reach(needed, reach)
+    return None
 
 
 def find_sessions(
@@ -148,20 +185,29 @@ def find_sessions(
     params: dict[str, Any] = {
         "needle": needle,
         "pattern": like_pattern(needle),
+        "joined": joined_pattern(needle),
         "folder": folder,
         "exclude_id": exclude_id,
         "exclude_machine": exclude_machine,
     }
     found: list[CatalogSession] = []
     seen: set[str] = set()
+
+    def keep(sessions: list[CatalogSession]) -> None:
+        for session in sessions:
+            if session.id not in seen:
+                seen.add(session.id)
+                found.append(session)
+
     with connection.transaction(), connection.cursor() as cursor:
         probes = _probes(cursor, params, limit)
         for rank in range(RANKS):
             probe = probes.get(rank)
             if probe is None or len(found) >= limit:
                 continue
-            for session in _rank_answer(cursor, rank, probe, params, limit - len(found)):
-                if session.id not in seen:
-                    seen.add(session.id)
-                    found.append(session)
+            answer = _newest_answer(cursor, rank, probe, params, limit - len(found))
+            if answer is None:
+                keep(_indexed(cursor, rank, params, limit - len(found)))
+                break
+            keep(answer)
     return found

@@ -353,6 +353,133 @@ END
 $function$;
 """
 
+JOINED_SEPARATORS: Final = " -_./:\\"
+"""Characters pg_trgm would split words at that `search_joined` replaces by `JOINED_LETTER` (an ASCII
+letter, a word character in every locale), so its trigrams span the boundaries between words."""
+JOINED_LETTER: Final = "q"
+LISTED_SEARCH_BYTES: Final = 800
+"""Longest `search` (in bytes) the listing indexes hold as `search_short`: with the owner and the
+machine an index entry stays within btree's limit (about 2,700 bytes); a longer one is NULL there
+and decided from the table."""
+_SEARCH_TEXT: Final = "lower(id || E'\\x1f' || coalesce(title, '') || E'\\x1f' || coalesce(cwd, ''))"
+_SEARCH_JOINED: Final = (
+    f"translate({_SEARCH_TEXT}, "
+    + " || ".join(f"chr({ord(separator)})" for separator in JOINED_SEPARATORS)
+    + f", '{JOINED_LETTER * len(JOINED_SEPARATORS)}')"
+)
+_SEARCH_SHORT: Final = (
+    f"CASE WHEN octet_length({_SEARCH_TEXT}) <= {LISTED_SEARCH_BYTES} THEN {_SEARCH_TEXT} END"
+)
+_RANK_OF_ROW: Final = (
+    "CASE WHEN p_folder IS NOT NULL AND v.folder = p_folder THEN 0 WHEN v.cwd IS NULL THEN 1 ELSE 2 END"
+)
+_LISTING: Final = "(updated_at DESC, key) INCLUDE (owner, machine, search_short)"
+_LISTED_RANK: Final = (
+    "CASE p_rank WHEN 0 THEN 'v.folder = $2' WHEN 1 THEN 'v.cwd IS NULL' ELSE 'v.cwd IS NOT NULL' END"
+)
+_LISTED_REST: Final = (
+    "CASE p_rank WHEN 2 THEN '($2::text IS NULL OR t.folder IS DISTINCT FROM $2)' ELSE 'true' END"
+)
+_READ_NEWEST_V4: Final = f"""
+-- Title discovery reads newest first from the listing indexes alone (docs/catalog.md, "Discovery"):
+-- each rank has a btree in recency order that also holds what the read filters on (the owner, the
+-- machine, the search text when it is short), so reading a session costs an index entry, not a
+-- table page (a folder's sessions lie scattered over the table: 6 µs a session from the table,
+-- under 1 µs from the index). The table is read for the matches only, to list them.
+DROP FUNCTION sessionref.find_newest(text, text, text, text, integer, integer);
+DROP FUNCTION sessionref.find_indexed(integer, text, text, text, text, integer, bigint);
+DROP INDEX sessionref.sessions_search;
+DROP INDEX sessionref.sessions_folder_recent;
+DROP INDEX sessionref.sessions_without_cwd;
+-- Trigrams across word boundaries: pg_trgm splits `search` at every space, so for two words typed
+-- together the index could only say "both words somewhere" (22,000 candidates for 2,800 matches
+-- at 1 M sessions). `search_joined` is the search text with its separators replaced by a letter;
+-- the trigram index is on it, and `search` still decides each candidate exactly.
+ALTER TABLE sessionref.sessions
+    ADD COLUMN search_joined text GENERATED ALWAYS AS ({_SEARCH_JOINED}) STORED,
+    ADD COLUMN search_short text GENERATED ALWAYS AS ({_SEARCH_SHORT}) STORED;
+CREATE INDEX sessions_search_joined ON sessionref.sessions USING gin (search_joined gin_trgm_ops);
+CREATE INDEX sessions_folder_listing ON sessionref.sessions (folder, {_LISTING.removeprefix("(")};
+CREATE INDEX sessions_without_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NULL;
+CREATE INDEX sessions_with_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NOT NULL;
+-- An index-only read skips the table only for pages vacuum has marked all-visible: vacuum the
+-- sessions after every 1 % of them changed (autovacuum's default waits for 20 %).
+ALTER TABLE sessionref.sessions SET (
+    autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.01);
+
+-- Newest first, with early exit: the matches (all sessions: p_pattern NULL) among the p_newest most
+-- recent visible sessions of one rank, stopping at p_limit of them; when fewer were found, a status
+-- row (id NULL) follows whose machine is 'all' when the rank has no more sessions than were read,
+-- else 'more'. The index's pages are cached, so a random page costs about a sequential one.
+CREATE FUNCTION sessionref.find_recent(
+    p_rank integer, p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text,
+    p_limit integer, p_newest integer
+) RETURNS TABLE (
+    id text, machine text, owner name, title text, cwd text, created_at bigint, updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_bitmapscan = off SET enable_seqscan = off SET enable_sort = off SET enable_hashjoin = off
+SET enable_mergejoin = off SET random_page_cost = 1.1 SET max_parallel_workers_per_gather = 0
+AS $function$
+DECLARE
+    listed text := {_LISTED_RANK};
+    shared bigint[] := {_SHARED_WITH_CALLER};
+    found bigint;
+    total bigint;
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT t.id, t.machine, t.owner, t.title, t.cwd, t.created_at, t.updated_at'
+        ' FROM (SELECT v.key, v.updated_at, v.machine, v.search_short FROM sessionref.sessions v'
+        '       WHERE %s AND (v.owner = session_user OR v.key = ANY($7))'
+        '       ORDER BY v.updated_at DESC, v.key LIMIT $6) r'
+        ' JOIN sessionref.sessions t ON t.key = r.key'
+        ' WHERE r.machine <> $4 AND ($1::text IS NULL OR'
+        '       (r.search_short LIKE $1 OR r.search_short IS NULL) AND t.search LIKE $1)'
+        '   AND t.id <> $3 AND %s'
+        ' ORDER BY r.updated_at DESC, r.key LIMIT $5', listed, {_LISTED_REST})
+    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest, shared;
+    GET DIAGNOSTICS found = ROW_COUNT;
+    IF found < p_limit THEN
+        EXECUTE format(
+            'SELECT count(*) FROM (SELECT 1 FROM sessionref.sessions v'
+            ' WHERE %s AND (v.owner = session_user OR v.key = ANY($3)) LIMIT $1) r', listed)
+        INTO total USING p_newest, p_folder, shared;
+        RETURN QUERY SELECT NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
+            NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
+    END IF;
+END
+$function$;
+
+-- The trigram index for every rank from p_first_rank on, in one bitmap scan: every match (of
+-- p_joined in search_joined, then of p_pattern in search), then the p_limit first in rank order,
+-- newest first within a rank. The date-ordered index scan is switched off, so it can never become
+-- a walk of the whole table.
+CREATE FUNCTION sessionref.find_indexed(
+    p_first_rank integer, p_pattern text, p_joined text, p_folder text, p_exclude_id text,
+    p_exclude_machine text, p_limit integer
+) RETURNS TABLE (
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_indexscan = off SET plan_cache_mode = force_custom_plan AS $function$
+DECLARE
+    shared bigint[] := {_SHARED_WITH_CALLER};
+BEGIN
+    RETURN QUERY
+    SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
+                 v.created_at, v.updated_at
+          FROM sessionref.sessions v
+          WHERE v.search_joined LIKE p_joined AND v.search LIKE p_pattern
+            AND (v.owner = session_user OR v.key = ANY(shared))
+            AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
+    WHERE s.rank >= p_first_rank
+    ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
+END
+$function$;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -444,6 +571,11 @@ GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
         _SEARCH_MESSAGES_V2,
     ),
     Migration(3, "title discovery newest first stops at a first screen", _FIND_NEWEST_V3),
+    Migration(
+        4,
+        "title discovery newest first from covering indexes, reads on; trigrams across words",
+        _READ_NEWEST_V4,
+    ),
 )
 """Every schema step, oldest first; a new step is appended, never edited once released."""
 
