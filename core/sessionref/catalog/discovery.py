@@ -36,7 +36,7 @@ PROBE_ROWS: Final = 300
 sessions fills a first screen of 50 from them; a rarer one is measured."""
 SHORT_NEEDLE_ROWS: Final = 2_000
 """Most recent sessions of a rank searched for a needle shorter than a trigram."""
-READ_ON_ROWS: Final = 6_000
+READ_ON_ROWS: Final = 20_000
 """Most recent sessions of a rank read on newest first (about 1 µs a session) before the trigram
 index is asked instead (whose cost is every candidate it fetches, a few µs each)."""
 READ_MARGIN: Final = 2.0
@@ -69,7 +69,7 @@ def session_of(row: Sequence[Any], rank: int = 2) -> CatalogSession:
 
 
 def joined_pattern(needle: str) -> str:
-    """The LIKE pattern of `needle` in `search_joined`: its separators replaced as there, then escaped."""
+    """The LIKE pattern of `needle` in the `*_joined` columns: separators replaced as there, then escaped."""
     return like_pattern(needle.translate(_JOINED))
 
 
@@ -94,38 +94,40 @@ class Probe:
         """Whether these matches are the rank's exact answer: enough of them, or all there are."""
         return len(self.found) >= needed or self.read_everything
 
-    def reach(self, needed: int, read: int) -> int | None:
-        """How many of the rank's newest sessions to read for `needed` matches, at the rate these
-        matches among `read` sessions measured, with `READ_MARGIN`, at most `READ_ON_ROWS` (None: no
-        match, or farther than that)."""
-        if not self.found:
-            return None
-        expected = read * needed / len(self.found)
-        return None if expected > READ_ON_ROWS else min(READ_ON_ROWS, int(expected * READ_MARGIN))
+
+def reach(found: int, read: int, needed: int) -> int | None:
+    """How many of a rank's newest sessions to read for `needed` matches, at the rate of `found`
+    matches among `read` sessions, with `READ_MARGIN`, at most `READ_ON_ROWS` (None: no match
+    measured, or the needed ones lie farther than that)."""
+    if not found:
+        return None
+    expected = read * needed / found
+    return None if expected > READ_ON_ROWS else min(READ_ON_ROWS, int(expected * READ_MARGIN))
 
 
 def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]:
-    """The probe of every rank, in one statement."""
+    """The probe of every rank, in one call."""
     needle: str = params["needle"]
     newest = limit if not needle else SHORT_NEEDLE_ROWS if len(needle) < TRIGRAM else PROBE_ROWS
-    pattern = params["pattern"] if needle else None
-    ranks = range(0 if params["folder"] is not None else 1, RANKS)
+    return _read_newest(
+        cursor, range(RANKS), params, limit, newest, pattern=params["pattern"] if needle else None
+    )
+
+
+def _read_newest(
+    cursor: Any, ranks: range, params: dict[str, Any], limit: int, newest: int, *, pattern: str | None
+) -> dict[int, Probe]:
+    """What `find_recent` found among the `newest` most recent sessions of each of `ranks`."""
     arguments = (pattern, params["folder"], params["exclude_id"], params["exclude_machine"], limit, newest)
     cursor.execute(
-        " UNION ALL ".join(
-            f"(SELECT {rank}, * FROM sessionref.find_recent({rank}, %s, %s, %s, %s, %s, %s))"
-            for rank in ranks
-        ),
-        arguments * len(ranks),
+        "SELECT * FROM sessionref.find_recent(%s, %s, %s, %s, %s, %s, %s, %s)",
+        (ranks.start, ranks.stop - 1, *arguments),
     )
-    return _by_rank(cursor.fetchall(), ranks)
-
-
-def _by_rank(rows: list[Any], ranks: range) -> dict[int, Probe]:
-    """`find_recent` rows (each led by its rank) as each rank's `Probe`."""
+    if params["folder"] is None:
+        ranks = range(max(1, ranks.start), ranks.stop)
     found: dict[int, list[CatalogSession]] = {rank: [] for rank in ranks}
     everything: set[int] = set()
-    for row in rows:
+    for row in cursor.fetchall():
         if row[1] is not None:
             found[row[0]].append(session_of(row[1:], row[0]))
         elif row[2] == "all":
@@ -135,12 +137,9 @@ def _by_rank(rows: list[Any], ranks: range) -> dict[int, Probe]:
 
 def _recent(cursor: Any, rank: int, params: dict[str, Any], needed: int, newest: int) -> Probe:
     """The newest `needed` matches among the rank's `newest` most recent sessions, read in order."""
-    arguments = (rank, params["pattern"], params["folder"], params["exclude_id"], params["exclude_machine"])
-    cursor.execute(
-        "SELECT %s, * FROM sessionref.find_recent(%s, %s, %s, %s, %s, %s, %s)",
-        (rank, *arguments, needed, newest),
-    )
-    return _by_rank(cursor.fetchall(), range(rank, rank + 1))[rank]
+    return _read_newest(cursor, range(rank, rank + 1), params, needed, newest, pattern=params["pattern"])[
+        rank
+    ]
 
 
 def _indexed(cursor: Any, first_rank: int, params: dict[str, Any], limit: int) -> list[CatalogSession]:
@@ -154,17 +153,20 @@ def _indexed(cursor: Any, first_rank: int, params: dict[str, Any], limit: int) -
 
 
 def _newest_answer(
-    cursor: Any, rank: int, probe: Probe, params: dict[str, Any], needed: int
+    cursor: Any, rank: int, probe: Probe, params: dict[str, Any], needed: int, rate: tuple[int, int]
 ) -> list[CatalogSession] | None:
-    """The newest `needed` matches of one rank, exactly, read newest first (None: ask the index)."""
+    """The newest `needed` matches of one rank, exactly, read newest first (None: ask the index).
+
+    `rate` is what the probes of the short ranks found together, (matches, sessions read): a
+    rank's own 300 sessions hold too few matches of a middling needle to measure it."""
     if probe.answers(needed) or len(params["needle"]) < TRIGRAM:
         return probe.found[:needed]
-    read, reach = PROBE_ROWS, probe.reach(needed, PROBE_ROWS)
-    while reach is not None and reach > read:
-        read_on = _recent(cursor, rank, params, needed, reach)
+    read, next_reach = PROBE_ROWS, reach(*rate, needed)
+    while next_reach is not None and next_reach > read:
+        read_on = _recent(cursor, rank, params, needed, next_reach)
         if read_on.answers(needed):
             return read_on.found[:needed]
-        read, reach = reach, read_on.reach(needed, reach)
+        read, next_reach = next_reach, reach(len(read_on.found), next_reach, needed)
     return None
 
 
@@ -201,11 +203,13 @@ def find_sessions(
 
     with connection.transaction(), connection.cursor() as cursor:
         probes = _probes(cursor, params, limit)
+        short = [probe for probe in probes.values() if not probe.answers(limit)]
+        rate = (sum(len(probe.found) for probe in short), PROBE_ROWS * len(short))
         for rank in range(RANKS):
             probe = probes.get(rank)
             if probe is None or len(found) >= limit:
                 continue
-            answer = _newest_answer(cursor, rank, probe, params, limit - len(found))
+            answer = _newest_answer(cursor, rank, probe, params, limit - len(found), rate)
             if answer is None:
                 keep(_indexed(cursor, rank, params, limit - len(found)))
                 break

@@ -354,7 +354,7 @@ $function$;
 """
 
 JOINED_SEPARATORS: Final = " -_./:\\"
-"""Characters pg_trgm would split words at that `search_joined` replaces by `JOINED_LETTER` (an ASCII
+"""Characters pg_trgm would split words at that the `*_joined` columns replace by `JOINED_LETTER` (an ASCII
 letter, a word character in every locale), so its trigrams span the boundaries between words."""
 JOINED_LETTER: Final = "q"
 LISTED_SEARCH_BYTES: Final = 800
@@ -362,11 +362,16 @@ LISTED_SEARCH_BYTES: Final = 800
 machine an index entry stays within btree's limit (about 2,700 bytes); a longer one is NULL there
 and decided from the table."""
 _SEARCH_TEXT: Final = "lower(id || E'\\x1f' || coalesce(title, '') || E'\\x1f' || coalesce(cwd, ''))"
-_SEARCH_JOINED: Final = (
-    f"translate({_SEARCH_TEXT}, "
-    + " || ".join(f"chr({ord(separator)})" for separator in JOINED_SEPARATORS)
-    + f", '{JOINED_LETTER * len(JOINED_SEPARATORS)}')"
-)
+
+
+def _joined(text: str) -> str:
+    """SQL for `text` with every `JOINED_SEPARATORS` character replaced by `JOINED_LETTER`."""
+    separators = " || ".join(f"chr({ord(separator)})" for separator in JOINED_SEPARATORS)
+    return f"translate({text}, {separators}, '{JOINED_LETTER * len(JOINED_SEPARATORS)}')"
+
+
+_NAMES_JOINED: Final = _joined("lower(id || E'\\x1f' || coalesce(title, ''))")
+_CWD_JOINED: Final = _joined("lower(cwd)")
 _SEARCH_SHORT: Final = (
     f"CASE WHEN octet_length({_SEARCH_TEXT}) <= {LISTED_SEARCH_BYTES} THEN {_SEARCH_TEXT} END"
 )
@@ -374,12 +379,38 @@ _RANK_OF_ROW: Final = (
     "CASE WHEN p_folder IS NOT NULL AND v.folder = p_folder THEN 0 WHEN v.cwd IS NULL THEN 1 ELSE 2 END"
 )
 _LISTING: Final = "(updated_at DESC, key) INCLUDE (owner, machine, search_short)"
-_LISTED_RANK: Final = (
-    "CASE p_rank WHEN 0 THEN 'v.folder = $2' WHEN 1 THEN 'v.cwd IS NULL' ELSE 'v.cwd IS NOT NULL' END"
-)
-_LISTED_REST: Final = (
-    "CASE p_rank WHEN 2 THEN '($2::text IS NULL OR t.folder IS DISTINCT FROM $2)' ELSE 'true' END"
-)
+
+
+def _read_rank(rank: int) -> str:
+    """The part of `find_recent` that reads one rank (static SQL, planned with the caller's values)."""
+    listed = {0: "v.folder = p_folder", 1: "v.cwd IS NULL", 2: "v.cwd IS NOT NULL"}[rank]
+    rest = "(p_folder IS NULL OR t.folder IS DISTINCT FROM p_folder)" if rank == 2 else "true"
+    has_rank = " AND p_folder IS NOT NULL" if rank == 0 else ""
+    # The status of a short read, for the two small ranks only: counting the rest (nearly every
+    # session) would not pay.
+    status = f"""
+        GET DIAGNOSTICS found = ROW_COUNT;
+        IF found < p_limit THEN
+            SELECT count(*) INTO total FROM (SELECT 1 FROM sessionref.sessions v
+                WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared)) LIMIT p_newest) counted;
+            RETURN QUERY SELECT {rank}, NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
+                NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
+        END IF;"""
+    return f"""
+    IF {rank} BETWEEN p_first_rank AND p_last_rank{has_rank} THEN
+        RETURN QUERY
+        SELECT {rank}, t.id, t.machine, t.owner, t.title, t.cwd, t.created_at, t.updated_at
+        FROM (SELECT v.key, v.updated_at, v.machine, v.search_short FROM sessionref.sessions v
+              WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared))
+              ORDER BY v.updated_at DESC, v.key LIMIT p_newest) r
+        JOIN sessionref.sessions t ON t.key = r.key
+        WHERE r.machine <> p_exclude_machine AND (p_pattern IS NULL OR
+              (r.search_short LIKE p_pattern OR r.search_short IS NULL) AND t.search LIKE p_pattern)
+          AND t.id <> p_exclude_id AND {rest}
+        ORDER BY r.updated_at DESC, r.key LIMIT p_limit;{status if rank < 2 else ""}
+    END IF;"""
+
+
 _READ_NEWEST_V4: Final = f"""
 -- Title discovery reads newest first from the listing indexes alone (docs/catalog.md, "Discovery"):
 -- each rank has a btree in recency order that also holds what the read filters on (the owner, the
@@ -391,14 +422,19 @@ DROP FUNCTION sessionref.find_indexed(integer, text, text, text, text, integer, 
 DROP INDEX sessionref.sessions_search;
 DROP INDEX sessionref.sessions_folder_recent;
 DROP INDEX sessionref.sessions_without_cwd;
--- Trigrams across word boundaries: pg_trgm splits `search` at every space, so for two words typed
--- together the index could only say "both words somewhere" (22,000 candidates for 2,800 matches
--- at 1 M sessions). `search_joined` is the search text with its separators replaced by a letter;
--- the trigram index is on it, and `search` still decides each candidate exactly.
+-- Trigrams across word boundaries, per field: pg_trgm splits `search` at every space, so for two
+-- words typed together the index could only say "both words somewhere" (22,000 candidates for
+-- 2,800 matches at 1 M sessions), and every cwd's `/home/` gave each needle with `hom` in it a
+-- trigram in every row. The index is on the names (id, title) and on the cwd apart, each with
+-- its separators replaced by a letter; `search` still decides each candidate exactly (a needle
+-- never spans two fields: they are joined by a control character).
 ALTER TABLE sessionref.sessions
-    ADD COLUMN search_joined text GENERATED ALWAYS AS ({_SEARCH_JOINED}) STORED,
+    ADD COLUMN names_joined text GENERATED ALWAYS AS
+        ({_NAMES_JOINED}) STORED,
+    ADD COLUMN cwd_joined text GENERATED ALWAYS AS ({_CWD_JOINED}) STORED,
     ADD COLUMN search_short text GENERATED ALWAYS AS ({_SEARCH_SHORT}) STORED;
-CREATE INDEX sessions_search_joined ON sessionref.sessions USING gin (search_joined gin_trgm_ops);
+CREATE INDEX sessions_names_joined ON sessionref.sessions USING gin (names_joined gin_trgm_ops);
+CREATE INDEX sessions_cwd_joined ON sessionref.sessions USING gin (cwd_joined gin_trgm_ops);
 CREATE INDEX sessions_folder_listing ON sessionref.sessions (folder, {_LISTING.removeprefix("(")};
 CREATE INDEX sessions_without_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NULL;
 CREATE INDEX sessions_with_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NOT NULL;
@@ -407,52 +443,34 @@ CREATE INDEX sessions_with_cwd_listing ON sessionref.sessions {_LISTING} WHERE c
 ALTER TABLE sessionref.sessions SET (
     autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.01);
 
--- Newest first, with early exit: the matches (all sessions: p_pattern NULL) among the p_newest most
--- recent visible sessions of one rank, stopping at p_limit of them; when fewer were found, a status
--- row (id NULL) follows whose machine is 'all' when the rank has no more sessions than were read,
--- else 'more'. The index's pages are cached, so a random page costs about a sequential one.
+-- Newest first, with early exit, for each rank from p_first_rank to p_last_rank (rank 0 only with a
+-- folder): the matches (all sessions: p_pattern NULL) among the p_newest most recent visible
+-- sessions of the rank, stopping at p_limit of them; when fewer were found in rank 0 or 1 (the small
+-- ones), a status row (id NULL) follows whose machine is 'all' when the rank has no more sessions
+-- than were read, else 'more'.
+-- The index's pages are cached, so a random page costs about a sequential one.
 CREATE FUNCTION sessionref.find_recent(
-    p_rank integer, p_pattern text, p_folder text, p_exclude_id text, p_exclude_machine text,
-    p_limit integer, p_newest integer
+    p_first_rank integer, p_last_rank integer, p_pattern text, p_folder text, p_exclude_id text,
+    p_exclude_machine text, p_limit integer, p_newest integer
 ) RETURNS TABLE (
-    id text, machine text, owner name, title text, cwd text, created_at bigint, updated_at bigint
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 SET enable_bitmapscan = off SET enable_seqscan = off SET enable_sort = off SET enable_hashjoin = off
 SET enable_mergejoin = off SET random_page_cost = 1.1 SET max_parallel_workers_per_gather = 0
-AS $function$
+SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
 DECLARE
-    listed text := {_LISTED_RANK};
     shared bigint[] := {_SHARED_WITH_CALLER};
     found bigint;
     total bigint;
-BEGIN
-    RETURN QUERY EXECUTE format(
-        'SELECT t.id, t.machine, t.owner, t.title, t.cwd, t.created_at, t.updated_at'
-        ' FROM (SELECT v.key, v.updated_at, v.machine, v.search_short FROM sessionref.sessions v'
-        '       WHERE %s AND (v.owner = session_user OR v.key = ANY($7))'
-        '       ORDER BY v.updated_at DESC, v.key LIMIT $6) r'
-        ' JOIN sessionref.sessions t ON t.key = r.key'
-        ' WHERE r.machine <> $4 AND ($1::text IS NULL OR'
-        '       (r.search_short LIKE $1 OR r.search_short IS NULL) AND t.search LIKE $1)'
-        '   AND t.id <> $3 AND %s'
-        ' ORDER BY r.updated_at DESC, r.key LIMIT $5', listed, {_LISTED_REST})
-    USING p_pattern, p_folder, p_exclude_id, p_exclude_machine, p_limit, p_newest, shared;
-    GET DIAGNOSTICS found = ROW_COUNT;
-    IF found < p_limit THEN
-        EXECUTE format(
-            'SELECT count(*) FROM (SELECT 1 FROM sessionref.sessions v'
-            ' WHERE %s AND (v.owner = session_user OR v.key = ANY($3)) LIMIT $1) r', listed)
-        INTO total USING p_newest, p_folder, shared;
-        RETURN QUERY SELECT NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
-            NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
-    END IF;
+BEGIN{_read_rank(0)}{_read_rank(1)}{_read_rank(2)}
 END
 $function$;
 
--- The trigram index for every rank from p_first_rank on, in one bitmap scan: every match (of
--- p_joined in search_joined, then of p_pattern in search), then the p_limit first in rank order,
--- newest first within a rank. The date-ordered index scan is switched off, so it can never become
+-- The trigram indexes for every rank from p_first_rank on, in one bitmap scan: every match (of
+-- p_joined in names_joined or cwd_joined, then of p_pattern in search), then the p_limit first in
+-- rank order, newest first within a rank. The date-ordered index scan is switched off, so it can never become
 -- a walk of the whole table.
 CREATE FUNCTION sessionref.find_indexed(
     p_first_rank integer, p_pattern text, p_joined text, p_folder text, p_exclude_id text,
@@ -462,7 +480,7 @@ CREATE FUNCTION sessionref.find_indexed(
     updated_at bigint
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-SET enable_indexscan = off SET plan_cache_mode = force_custom_plan AS $function$
+SET enable_indexscan = off SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
 DECLARE
     shared bigint[] := {_SHARED_WITH_CALLER};
 BEGIN
@@ -471,7 +489,7 @@ BEGIN
     FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
                  v.created_at, v.updated_at
           FROM sessionref.sessions v
-          WHERE v.search_joined LIKE p_joined AND v.search LIKE p_pattern
+          WHERE (v.names_joined LIKE p_joined OR v.cwd_joined LIKE p_joined) AND v.search LIKE p_pattern
             AND (v.owner = session_user OR v.key = ANY(shared))
             AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
     WHERE s.rank >= p_first_rank
