@@ -6,7 +6,7 @@ then sessions without a cwd, then the rest. Every plan runs inside the catalog's
 (`schema._READ_NEWEST_V4`), and each rank is answered exactly:
 
 * **Newest first, with early exit** (`find_recent`, one statement for all ranks). Read the `PROBE_ROWS`
-  (no needle: `limit`) most recent sessions of each rank (an index scan on `updated_at`) and keep
+  (no needle: `limit` + 1) most recent sessions of each rank (an index scan on `updated_at`) and keep
   the matches. When a rank yields as many matches as are still needed, they are its answer:
   nothing older can outrank them; when the read covered every session of the rank, likewise. A
   common needle (a few letters match a large share of titles) and the small ranks end here.
@@ -108,7 +108,8 @@ def reach(found: int, read: int, needed: int) -> int | None:
 def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]:
     """The probe of every rank, in one call."""
     needle: str = params["needle"]
-    newest = limit if not needle else SHORT_NEEDLE_ROWS if len(needle) < TRIGRAM else PROBE_ROWS
+    # No needle: the newest sessions, one more than a screen in case one is `exclude_id`.
+    newest = limit + 1 if not needle else SHORT_NEEDLE_ROWS if len(needle) < TRIGRAM else PROBE_ROWS
     return _read_newest(
         cursor, range(RANKS), params, limit, newest, pattern=params["pattern"] if needle else None
     )

@@ -392,7 +392,8 @@ def _read_rank(rank: int) -> str:
         GET DIAGNOSTICS found = ROW_COUNT;
         IF found < p_limit THEN
             SELECT count(*) INTO total FROM (SELECT 1 FROM sessionref.sessions v
-                WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared)) LIMIT p_newest) counted;
+                WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared))
+                  AND v.machine <> p_exclude_machine LIMIT p_newest) counted;
             RETURN QUERY SELECT {rank}, NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
                 NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
         END IF;"""
@@ -400,11 +401,12 @@ def _read_rank(rank: int) -> str:
     IF {rank} BETWEEN p_first_rank AND p_last_rank{has_rank} THEN
         RETURN QUERY
         SELECT {rank}, t.id, t.machine, t.owner, t.title, t.cwd, t.created_at, t.updated_at
-        FROM (SELECT v.key, v.updated_at, v.machine, v.search_short FROM sessionref.sessions v
+        FROM (SELECT v.key, v.updated_at, v.search_short FROM sessionref.sessions v
               WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared))
+                AND v.machine <> p_exclude_machine
               ORDER BY v.updated_at DESC, v.key LIMIT p_newest) r
         JOIN sessionref.sessions t ON t.key = r.key
-        WHERE r.machine <> p_exclude_machine AND (p_pattern IS NULL OR
+        WHERE (p_pattern IS NULL OR
               (r.search_short LIKE p_pattern OR r.search_short IS NULL) AND t.search LIKE p_pattern)
           AND t.id <> p_exclude_id AND {rest}
         ORDER BY r.updated_at DESC, r.key LIMIT p_limit;{status if rank < 2 else ""}
@@ -445,10 +447,10 @@ ALTER TABLE sessionref.sessions SET (
 
 -- Newest first, with early exit, for each rank from p_first_rank to p_last_rank (rank 0 only with a
 -- folder): the matches (all sessions: p_pattern NULL) among the p_newest most recent visible
--- sessions of the rank, stopping at p_limit of them; when fewer were found in rank 0 or 1 (the small
--- ones), a status row (id NULL) follows whose machine is 'all' when the rank has no more sessions
--- than were read, else 'more'.
--- The index's pages are cached, so a random page costs about a sequential one.
+-- sessions of the rank not published from p_exclude_machine, stopping at p_limit of them. When
+-- rank 0 or 1 (the small ones) yields fewer, a status row (id NULL) follows whose machine is 'all'
+-- when the rank has no more sessions than were read, else 'more'. The index's pages are cached,
+-- so a random page costs about a sequential one.
 CREATE FUNCTION sessionref.find_recent(
     p_first_rank integer, p_last_rank integer, p_pattern text, p_folder text, p_exclude_id text,
     p_exclude_machine text, p_limit integer, p_newest integer

@@ -117,7 +117,9 @@ def test_raw_sql_cannot_change_delete_or_share_another_persons_rows(published: C
 
 
 def test_the_search_functions_apply_the_same_visibility_for_the_caller(published: Catalog) -> None:
-    newest = "SELECT rank, id FROM sessionref.find_recent(1, 2, %s, NULL, '', '-', 50, 100) WHERE id IS NOT NULL"
+    newest = (
+        "SELECT rank, id FROM sessionref.find_recent(1, 2, %s, NULL, '', '-', 50, 100) WHERE id IS NOT NULL"
+    )
     indexed = "SELECT rank, id FROM sessionref.find_indexed(1, %s, %s, NULL, '', '-', 50)"
     said = (
         "SELECT id FROM sessionref.search_messages(to_tsquery('simple', %s), NULL, NULL, '-', 100, 100)"
