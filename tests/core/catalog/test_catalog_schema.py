@@ -78,7 +78,7 @@ def test_a_catalog_of_the_first_version_upgrades_with_init(
         connection.close()
 
 
-def test_a_catalog_of_the_previous_version_keeps_its_sessions_findable_after_init(
+def test_a_catalog_of_version_3_keeps_its_sessions_findable_after_init(
     blank_database: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sessionref.catalog.discovery as discovery
@@ -89,10 +89,10 @@ def test_a_catalog_of_the_previous_version_keeps_its_sessions_findable_after_ini
     alice = connect(blank_database.url("alice"))
     try:
         with monkeypatch.context() as patched:
-            patched.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:-1])
-            patched.setattr(schema, "LATEST_VERSION", LATEST_VERSION - 1)
+            patched.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+            patched.setattr(schema, "LATEST_VERSION", 3)
             migrate(owner)
-        for number in range(40):  # published while the catalog had the previous version
+        for number in range(40):  # published while the catalog had version 3
             title = "the billing-retry loop" if number % 10 == 0 else f"chore {number}"
             blank_database.admin(
                 "INSERT INTO sessionref.sessions"
@@ -102,7 +102,7 @@ def test_a_catalog_of_the_previous_version_keeps_its_sessions_findable_after_ini
                 title,
                 number,
             )
-        assert [step.version for step in migrate(owner)] == [LATEST_VERSION]
+        assert [step.version for step in migrate(owner)] == list(range(4, LATEST_VERSION + 1))
         monkeypatch.setattr(discovery, "PROBE_ROWS", 3)  # the old rows are found by the new index
         found = discovery.find_sessions(
             alice, needle="billing-retry", folder="api", exclude_id="", exclude_machine="-", limit=50
