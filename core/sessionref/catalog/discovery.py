@@ -14,9 +14,11 @@ then sessions without a cwd, then the rest. Every plan runs inside the catalog's
   matches among `PROBE_ROWS` sessions say how far the needed ones should lie. When that is within
   `READ_ON_ROWS` (with `READ_MARGIN`), the rank is read on as far, newest first, stopping at the
   needed matches (two common words typed together: 1-2 % of titles, a few thousand sessions).
-* **Trigram index** (`find_indexed`, one bitmap scan for this rank and every later one) when the
-  probe found no match (the needle is rare, exactly when the index is cheap), or so few that the
-  read on would be long, or the read on came up short: every match is fetched, the first kept.
+* **The indexes** (`find_indexed`, for this rank and every later one at once) when the probe found
+  no match (the needle is rare, exactly when the indexes are cheap), or so few that the read on
+  would be long, or the read on came up short: the trigram index over the names (separators
+  replaced, so trigrams span words) fetches every match in them; the distinct cwds are searched
+  apart (`places`), and the newest sessions of each matching one read; the first are kept.
 
 Needles under 3 characters have no trigram: the probe alone answers them over the newest
 `SHORT_NEEDLE_ROWS` sessions of each rank, so a rare 1-2 character needle may miss older sessions
@@ -37,8 +39,14 @@ sessions fills a first screen of 50 from them; a rarer one is measured."""
 SHORT_NEEDLE_ROWS: Final = 2_000
 """Most recent sessions of a rank searched for a needle shorter than a trigram."""
 READ_ON_ROWS: Final = 20_000
-"""Most recent sessions of a rank read on newest first (about 1 µs a session) before the trigram
-index is asked instead (whose cost is every candidate it fetches, a few µs each)."""
+"""Most recent sessions of a rank read on newest first (about 1 µs a session) before the indexes
+are asked instead (whose cost is every candidate they fetch, a few µs each)."""
+ONE_WORD_READ_ON: Final = 8_000
+"""How far the needed matches of a one-word needle may lie for the read on to be chosen over the
+index. Its trigrams say about as much as the word: the index fetches about its matches, cheaper
+than reading past them below about 0.5 % of sessions. Several words typed together are another
+matter: the index fetches every title holding the words anywhere (two common words: 50-60 ms at
+1 M sessions), so such a needle is read on as far as `READ_ON_ROWS`."""
 READ_MARGIN: Final = 2.0
 """How many times as far as the measured rate says the needed matches lie the read on goes; when
 it comes up short, the rate it measured (over many more sessions) sets the next reach."""
@@ -95,14 +103,16 @@ class Probe:
         return len(self.found) >= needed or self.read_everything
 
 
-def reach(found: int, read: int, needed: int) -> int | None:
+def reach(found: int, read: int, needed: int, farthest: int | None = None) -> int | None:
     """How many of a rank's newest sessions to read for `needed` matches, at the rate of `found`
     matches among `read` sessions, with `READ_MARGIN`, at most `READ_ON_ROWS` (None: no match
-    measured, or the needed ones lie farther than that)."""
+    measured, or the needed ones lie farther than `farthest`, by default `READ_ON_ROWS`)."""
     if not found:
         return None
     expected = read * needed / found
-    return None if expected > READ_ON_ROWS else min(READ_ON_ROWS, int(expected * READ_MARGIN))
+    if expected > (READ_ON_ROWS if farthest is None else farthest):
+        return None
+    return min(READ_ON_ROWS, int(expected * READ_MARGIN))
 
 
 def _probes(cursor: Any, params: dict[str, Any], limit: int) -> dict[int, Probe]:
@@ -144,13 +154,15 @@ def _recent(cursor: Any, rank: int, params: dict[str, Any], needed: int, newest:
 
 
 def _indexed(cursor: Any, first_rank: int, params: dict[str, Any], limit: int) -> list[CatalogSession]:
-    """The first `limit` matches of every rank from `first_rank` on, in rank order, from the index."""
+    """The first `limit` matches of every rank from `first_rank` on, in rank order, from the indexes:
+    `find_indexed` answers for the cwds and for the names apart; each copy is kept once."""
     names = ("pattern", "joined", "folder", "exclude_id", "exclude_machine")
     cursor.execute(
         "SELECT * FROM sessionref.find_indexed(%s, %s, %s, %s, %s, %s, %s)",
         (first_rank, *(params[name] for name in names), limit),
     )
-    return [session_of(row[1:], row[0]) for row in cursor.fetchall()]
+    copies = {(row[1], row[2], row[3]): session_of(row[1:], row[0]) for row in cursor.fetchall()}
+    return sorted(copies.values(), key=lambda session: (session.rank, -session.updated_at))[:limit]
 
 
 def _newest_answer(
@@ -162,7 +174,8 @@ def _newest_answer(
     rank's own 300 sessions hold too few matches of a middling needle to measure it."""
     if probe.answers(needed) or len(params["needle"]) < TRIGRAM:
         return probe.found[:needed]
-    read, next_reach = PROBE_ROWS, reach(*rate, needed)
+    one_word = len(params["needle"].split()) == 1
+    read, next_reach = PROBE_ROWS, reach(*rate, needed, ONE_WORD_READ_ON if one_word else None)
     while next_reach is not None and next_reach > read:
         read_on = _recent(cursor, rank, params, needed, next_reach)
         if read_on.answers(needed):

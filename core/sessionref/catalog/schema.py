@@ -371,7 +371,6 @@ def _joined(text: str) -> str:
 
 
 _NAMES_JOINED: Final = _joined("lower(id || E'\\x1f' || coalesce(title, ''))")
-_CWD_JOINED: Final = _joined("lower(cwd)")
 _SEARCH_SHORT: Final = (
     f"CASE WHEN octet_length({_SEARCH_TEXT}) <= {LISTED_SEARCH_BYTES} THEN {_SEARCH_TEXT} END"
 )
@@ -424,19 +423,39 @@ DROP FUNCTION sessionref.find_indexed(integer, text, text, text, text, integer, 
 DROP INDEX sessionref.sessions_search;
 DROP INDEX sessionref.sessions_folder_recent;
 DROP INDEX sessionref.sessions_without_cwd;
--- Trigrams across word boundaries, per field: pg_trgm splits `search` at every space, so for two
--- words typed together the index could only say "both words somewhere" (22,000 candidates for
--- 2,800 matches at 1 M sessions), and every cwd's `/home/` gave each needle with `hom` in it a
--- trigram in every row. The index is on the names (id, title) and on the cwd apart, each with
--- its separators replaced by a letter; `search` still decides each candidate exactly (a needle
--- never spans two fields: they are joined by a control character).
+-- Trigrams across word boundaries: pg_trgm splits `search` at every space, so for two words typed
+-- together the index could only say "both words somewhere" (22,000 candidates for 2,800 matches at
+-- 1 M sessions). The trigram index is on the names (id, title) with their separators replaced by a
+-- letter; `search` still decides each candidate exactly.
 ALTER TABLE sessionref.sessions
     ADD COLUMN names_joined text GENERATED ALWAYS AS
         ({_NAMES_JOINED}) STORED,
-    ADD COLUMN cwd_joined text GENERATED ALWAYS AS ({_CWD_JOINED}) STORED,
     ADD COLUMN search_short text GENERATED ALWAYS AS ({_SEARCH_SHORT}) STORED;
 CREATE INDEX sessions_names_joined ON sessionref.sessions USING gin (names_joined gin_trgm_ops);
-CREATE INDEX sessions_cwd_joined ON sessionref.sessions USING gin (cwd_joined gin_trgm_ops);
+-- A needle in a cwd is looked for among the distinct cwds (a few thousand, where sessions are a
+-- million): a trigram index over every session's cwd had, for a needle such as `homa`, `hom` (of
+-- `/home/`) in every row and `oma` in a busy project's: 140,000 candidates for no match. Every
+-- session of a matching cwd matches, so its newest are read from `sessions_by_place`.
+CREATE TABLE sessionref.places (
+    digest text PRIMARY KEY,
+    cwd text NOT NULL,
+    search text GENERATED ALWAYS AS (lower(cwd)) STORED
+);
+ALTER TABLE sessionref.places ENABLE ROW LEVEL SECURITY;  -- no policy: read by the search functions only
+CREATE INDEX places_search ON sessionref.places USING gin (search gin_trgm_ops);
+INSERT INTO sessionref.places (digest, cwd)
+    SELECT md5(cwd), cwd FROM sessionref.sessions WHERE cwd IS NOT NULL GROUP BY cwd;
+CREATE FUNCTION sessionref.record_place() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+BEGIN
+    INSERT INTO sessionref.places (digest, cwd) VALUES (md5(NEW.cwd), NEW.cwd) ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$function$;
+CREATE TRIGGER sessions_place AFTER INSERT OR UPDATE OF cwd ON sessionref.sessions
+    FOR EACH ROW WHEN (NEW.cwd IS NOT NULL) EXECUTE FUNCTION sessionref.record_place();
+CREATE INDEX sessions_by_place ON sessionref.sessions (md5(cwd), updated_at DESC, key)
+    INCLUDE (owner, machine) WHERE cwd IS NOT NULL;
 CREATE INDEX sessions_folder_listing ON sessionref.sessions (folder, {_LISTING.removeprefix("(")};
 CREATE INDEX sessions_without_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NULL;
 CREATE INDEX sessions_with_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NOT NULL;
@@ -470,10 +489,12 @@ BEGIN{_read_rank(0)}{_read_rank(1)}{_read_rank(2)}
 END
 $function$;
 
--- The trigram indexes for every rank from p_first_rank on, in one bitmap scan: every match (of
--- p_joined in names_joined or cwd_joined, then of p_pattern in search), then the p_limit first in
--- rank order, newest first within a rank. The date-ordered index scan is switched off, so it can never become
--- a walk of the whole table.
+-- The indexes for every rank from p_first_rank on: the first p_limit matches in the names (the
+-- trigram index on names_joined, every match fetched in one bitmap scan, then p_pattern in
+-- search), then the first p_limit in cwds (the newest p_limit sessions of each matching place:
+-- all of a place's sessions have one rank), each in rank order, newest first within a rank. The
+-- caller merges the two. For the names the date-ordered index scan is switched off, so it can
+-- never become a walk of the whole table.
 CREATE FUNCTION sessionref.find_indexed(
     p_first_rank integer, p_pattern text, p_joined text, p_folder text, p_exclude_id text,
     p_exclude_machine text, p_limit integer
@@ -482,7 +503,8 @@ CREATE FUNCTION sessionref.find_indexed(
     updated_at bigint
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-SET enable_indexscan = off SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
+SET enable_indexscan = on SET enable_sort = on SET random_page_cost = 1.1
+SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
 DECLARE
     shared bigint[] := {_SHARED_WITH_CALLER};
 BEGIN
@@ -490,8 +512,23 @@ BEGIN
     SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
     FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
                  v.created_at, v.updated_at
+          FROM sessionref.places p
+          CROSS JOIN LATERAL (
+              SELECT w.key FROM sessionref.sessions w
+              WHERE md5(w.cwd) = p.digest AND w.cwd IS NOT NULL
+                AND (w.owner = session_user OR w.key = ANY(shared)) AND w.machine <> p_exclude_machine
+              ORDER BY w.updated_at DESC, w.key LIMIT p_limit + 1) newest
+          JOIN sessionref.sessions v ON v.key = newest.key
+          WHERE p.search LIKE p_pattern AND v.cwd = p.cwd AND v.id <> p_exclude_id) s
+    WHERE s.rank >= p_first_rank
+    ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
+    PERFORM set_config('enable_indexscan', 'off', true);
+    RETURN QUERY
+    SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
+                 v.created_at, v.updated_at
           FROM sessionref.sessions v
-          WHERE (v.names_joined LIKE p_joined OR v.cwd_joined LIKE p_joined) AND v.search LIKE p_pattern
+          WHERE v.names_joined LIKE p_joined AND v.search LIKE p_pattern
             AND (v.owner = session_user OR v.key = ANY(shared))
             AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
     WHERE s.rank >= p_first_rank

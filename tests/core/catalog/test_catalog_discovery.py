@@ -174,7 +174,7 @@ def test_every_plan_leaves_out_this_machine_and_this_session(
         connection.close()
 
 
-def test_the_joined_columns_replace_separators_as_the_needle_is_replaced(catalog: Catalog) -> None:
+def test_the_joined_names_replace_separators_as_the_needle_is_replaced(catalog: Catalog) -> None:
     title = "Fix: the api-gateway/retry_loop.v2 \\ now"
     cwd = "/home/alice/my_tools.v2"
     catalog.admin(
@@ -185,12 +185,13 @@ def test_the_joined_columns_replace_separators_as_the_needle_is_replaced(catalog
     )
     try:
         rows = catalog.admin(
-            "SELECT names_joined, cwd_joined, search_short FROM sessionref.sessions WHERE id = 'joined-1'"
+            "SELECT names_joined, search_short FROM sessionref.sessions WHERE id = 'joined-1'"
         )
+        places = catalog.admin("SELECT search FROM sessionref.places WHERE cwd = %s", cwd)
     finally:
         catalog.admin("DELETE FROM sessionref.sessions WHERE id = 'joined-1'")
-    names, cwd_joined, short = rows[0]
+    names, short = rows[0]
     assert discovery.joined_pattern(f"joined-1\x1f{title}".lower()) == f"%{names}%"
-    assert discovery.joined_pattern(cwd) == f"%{cwd_joined}%"
-    assert " " not in str(names) and "/" not in str(cwd_joined)
+    assert " " not in str(names) and "/" not in str(names)
     assert short == f"joined-1\x1f{title}\x1f{cwd}".lower()
+    assert places == [(cwd.lower(),)]  # a new cwd is a place as soon as a session has it
