@@ -137,13 +137,13 @@ def _read_newest(
     if params["folder"] is None:
         ranks = range(max(1, ranks.start), ranks.stop)
     found: dict[int, list[CatalogSession]] = {rank: [] for rank in ranks}
-    everything: set[int] = set()
+    more: set[int] = set()
     for row in cursor.fetchall():
-        if row[1] is not None:
+        if row[8]:
             found[row[0]].append(session_of(row[1:], row[0]))
-        elif row[2] == "all":
-            everything.add(row[0])
-    return {rank: Probe(found[rank], rank in everything) for rank in ranks}
+        if row[9]:
+            more.add(row[0])
+    return {rank: Probe(found[rank], len(found[rank]) < limit and rank not in more) for rank in ranks}
 
 
 def _recent(cursor: Any, rank: int, params: dict[str, Any], needed: int, newest: int) -> Probe:

@@ -385,30 +385,24 @@ def _read_rank(rank: int) -> str:
     listed = {0: "v.folder = p_folder", 1: "v.cwd IS NULL", 2: "v.cwd IS NOT NULL"}[rank]
     rest = "(p_folder IS NULL OR t.folder IS DISTINCT FROM p_folder)" if rank == 2 else "true"
     has_rank = " AND p_folder IS NOT NULL" if rank == 0 else ""
-    # The status of a short read, for the two small ranks only: counting the rest (nearly every
-    # session) would not pay.
-    status = f"""
-        GET DIAGNOSTICS found = ROW_COUNT;
-        IF found < p_limit THEN
-            SELECT count(*) INTO total FROM (SELECT 1 FROM sessionref.sessions v
-                WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared))
-                  AND v.machine <> p_exclude_machine LIMIT p_newest) counted;
-            RETURN QUERY SELECT {rank}, NULL::text, CASE WHEN total < p_newest THEN 'all' ELSE 'more' END,
-                NULL::name, NULL::text, NULL::text, NULL::bigint, NULL::bigint;
-        END IF;"""
     return f"""
     IF {rank} BETWEEN p_first_rank AND p_last_rank{has_rank} THEN
         RETURN QUERY
-        SELECT {rank}, t.id, t.machine, t.owner, t.title, t.cwd, t.created_at, t.updated_at
-        FROM (SELECT v.key, v.updated_at, v.search_short FROM sessionref.sessions v
+        SELECT {rank}, t.id, t.machine, t.owner, t.title, t.cwd, t.created_at, t.updated_at, m.matched,
+               r.read = p_newest
+        FROM (SELECT v.key, v.updated_at, v.search_short,
+                     row_number() OVER (ORDER BY v.updated_at DESC, v.key) AS read
+              FROM sessionref.sessions v
               WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared))
                 AND v.machine <> p_exclude_machine
               ORDER BY v.updated_at DESC, v.key LIMIT p_newest) r
         JOIN sessionref.sessions t ON t.key = r.key
-        WHERE (p_pattern IS NULL OR
-              (r.search_short LIKE p_pattern OR r.search_short IS NULL) AND t.search LIKE p_pattern)
-          AND t.id <> p_exclude_id AND {rest}
-        ORDER BY r.updated_at DESC, r.key LIMIT p_limit;{status if rank < 2 else ""}
+        CROSS JOIN LATERAL (SELECT (p_pattern IS NULL OR t.search LIKE p_pattern) AND t.id <> p_exclude_id
+                                   AND {rest} AS matched) m
+        WHERE (p_pattern IS NULL OR r.search_short LIKE p_pattern OR r.search_short IS NULL
+               OR r.read = p_newest)
+          AND (m.matched OR r.read = p_newest)
+        ORDER BY r.updated_at DESC, r.key LIMIT p_limit;
     END IF;"""
 
 
@@ -465,17 +459,17 @@ ALTER TABLE sessionref.sessions SET (
     autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.01);
 
 -- Newest first, with early exit, for each rank from p_first_rank to p_last_rank (rank 0 only with a
--- folder): the matches (all sessions: p_pattern NULL) among the p_newest most recent visible
--- sessions of the rank not published from p_exclude_machine, stopping at p_limit of them. When
--- rank 0 or 1 (the small ones) yields fewer, a status row (id NULL) follows whose machine is 'all'
--- when the rank has no more sessions than were read, else 'more'. The index's pages are cached,
--- so a random page costs about a sequential one.
+-- folder): the matches (`matched`; all sessions: p_pattern NULL) among the p_newest most recent
+-- visible sessions of the rank not published from p_exclude_machine, stopping at p_limit rows. The
+-- p_newest-th session read comes too, matching or not (`last`): a read that ends without it has
+-- read every session of the rank. The index's pages are cached, so a random page costs about a
+-- sequential one.
 CREATE FUNCTION sessionref.find_recent(
     p_first_rank integer, p_last_rank integer, p_pattern text, p_folder text, p_exclude_id text,
     p_exclude_machine text, p_limit integer, p_newest integer
 ) RETURNS TABLE (
     rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
-    updated_at bigint
+    updated_at bigint, matched boolean, last boolean
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 SET enable_bitmapscan = off SET enable_seqscan = off SET enable_sort = off SET enable_hashjoin = off
@@ -483,8 +477,6 @@ SET enable_mergejoin = off SET random_page_cost = 1.1 SET max_parallel_workers_p
 SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
 DECLARE
     shared bigint[] := {_SHARED_WITH_CALLER};
-    found bigint;
-    total bigint;
 BEGIN{_read_rank(0)}{_read_rank(1)}{_read_rank(2)}
 END
 $function$;
