@@ -3,17 +3,19 @@
 A keystroke asks for the `limit` newest sessions whose id, title or cwd contains the needle, in
 three ranks (docs/catalog.md, "Discovery"): sessions whose cwd has the searching folder's name,
 then sessions without a cwd, then the rest. Every plan runs inside the catalog's search functions
-(`schema._READ_NEWEST_V4`), and each rank is answered exactly:
+(`schema._READ_NEWEST_V4`, reading covering indexes), and each rank is answered exactly:
 
 * **Newest first, with early exit** (`find_recent`, one statement for all ranks). Read the `PROBE_ROWS`
-  (no needle: `limit` + 1) most recent sessions of each rank (an index scan on `updated_at`) and keep
+  (no needle: `limit` + 1) most recent sessions of each rank (an index-only scan, newest first) and keep
   the matches. When a rank yields as many matches as are still needed, they are its answer:
   nothing older can outrank them; when the read covered every session of the rank, likewise. A
   common needle (a few letters match a large share of titles) and the small ranks end here.
-* **Read on newest first** (`find_recent`) for a rank the probe left short but measured: `k`
-  matches among `PROBE_ROWS` sessions say how far the needed ones should lie. When that is within
-  `READ_ON_ROWS` (with `READ_MARGIN`), the rank is read on as far, newest first, stopping at the
-  needed matches (two common words typed together: 1-2 % of titles, a few thousand sessions).
+* **Read on newest first** (`find_recent`) for a rank the probe left short: the short ranks'
+  probes together measured the needle (`k` matches among the sessions they read), which says how
+  far the needed matches lie. When that is within `READ_ON_ROWS` (`ONE_WORD_READ_ON` for one
+  word), the rank is read on `READ_MARGIN` times as far, stopping at the needed matches (two
+  common words typed together: 1-2 % of titles, a few thousand sessions); a read on that comes up
+  short measures the rate again, over many more sessions, for one more reach.
 * **The indexes** (`find_indexed`, for this rank and every later one at once) when the probe found
   no match (the needle is rare, exactly when the indexes are cheap), or so few that the read on
   would be long, or the read on came up short: the trigram index over the names (separators

@@ -188,6 +188,13 @@ def test_the_joined_names_replace_separators_as_the_needle_is_replaced(catalog: 
             "SELECT names_joined, search_short FROM sessionref.sessions WHERE id = 'joined-1'"
         )
         places = catalog.admin("SELECT search FROM sessionref.places WHERE cwd = %s", cwd)
+        alice = connect(catalog.url("alice"))  # the owner moves it, through row-level security
+        try:
+            with alice.transaction():
+                alice.execute("UPDATE sessionref.sessions SET cwd = '/srv/Moved' WHERE id = 'joined-1'")
+        finally:
+            alice.close()
+        moved = catalog.admin("SELECT search FROM sessionref.places WHERE cwd = '/srv/Moved'")
     finally:
         catalog.admin("DELETE FROM sessionref.sessions WHERE id = 'joined-1'")
     names, short = rows[0]
@@ -195,3 +202,4 @@ def test_the_joined_names_replace_separators_as_the_needle_is_replaced(catalog: 
     assert " " not in str(names) and "/" not in str(names)
     assert short == f"joined-1\x1f{title}\x1f{cwd}".lower()
     assert places == [(cwd.lower(),)]  # a new cwd is a place as soon as a session has it
+    assert moved == [("/srv/moved",)]
