@@ -529,6 +529,119 @@ END
 $function$;
 """
 
+_SEARCH_MESSAGES_V5: Final = """
+-- Conversation search as in version 2, reading less: step 1's messages were read a second time
+-- to count them and each word in them (15-20 ms of most keystrokes). Now the count comes from the
+-- primary key alone (an index-only scan), and the words are counted only when the matches are
+-- rare, where that choice of the index's word is made. JIT is off (see find_recent).
+CREATE OR REPLACE FUNCTION sessionref.search_messages(
+    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
+    p_text_chars integer, p_terms text[] DEFAULT NULL, p_read integer DEFAULT 20000,
+    p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
+    p_candidates integer DEFAULT 5000, p_common integer DEFAULT 20
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, complete boolean
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
+SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan SET jit = off
+AS $function$
+DECLARE
+    shared bigint[] := sessionref.shared_with_caller();
+    indexed tsquery := p_query;
+    terms tsquery[] := ARRAY(SELECT to_tsquery('simple', term) FROM unnest(p_terms) term);
+    counts bigint[];
+    first bigint;
+    second bigint;
+    third bigint;
+    fourth bigint;
+    common bigint;
+    found bigint := 0;
+    more bigint;
+    read bigint;
+    skipped bigint := 0;
+    reach bigint := p_read;
+BEGIN
+    FOR pass IN 1..2 LOOP
+        RETURN QUERY
+        SELECT r.id, r.seq, r.role, r.kind, r.time, left(r.text, p_text_chars), ts_rank(r.words, p_query),
+               p_folder IS NOT NULL AND r.folder IS NOT DISTINCT FROM p_folder, r.updated_at, NULL::boolean
+        FROM (SELECT s.id, s.folder, s.updated_at, m.seq, m.role, m.kind, m.time, m.text, m.words
+              FROM (SELECT v.key, v.id, v.folder, v.updated_at FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+              CROSS JOIN LATERAL (SELECT n.seq, n.role, n.kind, n.time, n.text, n.words
+                                  FROM sessionref.messages n WHERE n.session_key = s.key) m
+              OFFSET skipped LIMIT reach - skipped) r
+        WHERE r.words @@ p_query
+        LIMIT p_examined - found;
+        GET DIAGNOSTICS more = ROW_COUNT;
+        found := found + more;
+        IF pass = 2 OR found >= p_examined THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, false;
+            RETURN;
+        END IF;
+        -- How many messages step 1 read: from the primary key alone (an index-only count).
+        SELECT count(*) INTO read FROM (
+            SELECT 1 FROM (SELECT v.key FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+            CROSS JOIN LATERAL (SELECT 1 FROM sessionref.messages n WHERE n.session_key = s.key) m
+            LIMIT p_read) r;
+        IF read < p_read OR found >= p_enough THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, read < p_read;
+            RETURN;
+        END IF;
+        IF found <= p_rare THEN
+            -- Rare: which word is rarest among the messages read (the index is asked for it only)?
+            SELECT count(*) FILTER (WHERE r.words @@ terms[1]), count(*) FILTER (WHERE r.words @@ terms[2]),
+                   count(*) FILTER (WHERE r.words @@ terms[3]), count(*) FILTER (WHERE r.words @@ terms[4])
+            INTO first, second, third, fourth FROM (
+                SELECT m.words FROM (SELECT v.key FROM sessionref.sessions v
+                        WHERE (v.owner = session_user OR v.key = ANY(shared))
+                          AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                        ORDER BY v.updated_at DESC, v.key) s
+                CROSS JOIN LATERAL (SELECT n.words FROM sessionref.messages n WHERE n.session_key = s.key) m
+                LIMIT p_read) r;
+            counts := ARRAY[first, second, third, fourth];
+            FOR term IN 1..least(4, coalesce(array_length(terms, 1), 0)) LOOP
+                IF common IS NULL OR counts[term] < common THEN
+                    common := counts[term];
+                    indexed := terms[term];
+                END IF;
+            END LOOP;
+            common := coalesce(common, found);
+            EXIT WHEN common <= p_common;
+        END IF;
+        skipped := p_read;
+        reach := greatest(p_read, least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1)));
+    END LOOP;
+    RETURN QUERY
+    WITH candidates AS MATERIALIZED (
+        SELECT m.session_key, m.seq, m.role, m.kind, m.time, m.words
+        FROM sessionref.messages m
+        WHERE m.words @@ indexed AND (m.owner = session_user OR m.session_key = ANY(shared))
+        LIMIT p_candidates),
+    matched AS MATERIALIZED (
+        SELECT c.session_key, c.seq, c.role, c.kind, c.time, ts_rank(c.words, p_query) AS relevance
+        FROM candidates c WHERE c.words @@ p_query LIMIT p_examined)
+    SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, left(t.text, p_text_chars),
+           matched.relevance, p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder,
+           s.updated_at, NULL::boolean
+    FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key
+    JOIN sessionref.messages t ON t.session_key = matched.session_key AND t.seq = matched.seq
+    WHERE s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        (SELECT count(*) FROM candidates) < p_candidates AND (SELECT count(*) FROM matched) < p_examined;
+END
+$function$;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -625,6 +738,7 @@ GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
         "title discovery newest first from covering indexes, reads on; trigrams across words",
         _READ_NEWEST_V4,
     ),
+    Migration(5, "conversation search counts what it read from the primary key", _SEARCH_MESSAGES_V5),
 )
 """Every schema step, oldest first; a new step is appended, never edited once released."""
 
