@@ -17,6 +17,10 @@ to row-level security over rows ann may and may not see. Then, connected as ann:
 
 Run: `.venv/bin/python bench/bench_catalog.py [--sessions 1000000] [--messages-per-session 20]`.
 Prints markdown tables, the slowest keystrokes of each search, and the load average before and after.
+`--keep DIR` keeps the loaded server's folder in DIR (stopped at the end) and, when DIR already
+holds one loaded with the same sizes, starts it again, upgrades its schema with `migrate` and skips
+the load: load once, then time only (`--parts titles,search` leaves out the publish run, which
+would find its sessions already published).
 """
 
 from __future__ import annotations
@@ -88,9 +92,10 @@ class Vocabulary:
         return self.rng.choices(self.words, cum_weights=self.cumulative, k=count)
 
 
-def start_server() -> PostgresServer:
-    """A new durable server for the benchmark, with the roles and a database owned by `owner`."""
-    server = PostgresServer.create()
+def start_server(folder: Path | None = None) -> PostgresServer:
+    """A new durable server for the benchmark (in `folder`, default a temporary one), with the roles
+    and a database owned by `owner`."""
+    server = PostgresServer.create(folder)
     server.start(settings=BENCH_SETTINGS)
     with psycopg.connect(server.conninfo(), autocommit=True) as connection:
         connection.execute("CREATE ROLE owner LOGIN")
@@ -403,43 +408,88 @@ def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
+LOADED_MARK = "loaded"
+"""The file in a `--keep` folder that says the load finished, and with which sizes."""
+PARTS = ("titles", "search", "publish")
+
+
+def kept_server(folder: Path, sizes: str) -> PostgresServer | None:
+    """The server loaded earlier into `folder` with `sizes`, started and upgraded (None: no such load)."""
+    mark = folder / LOADED_MARK
+    if not mark.exists():
+        if folder.exists():
+            raise SystemExit(f"{folder} exists but holds no finished load: remove it first")
+        return None
+    if mark.read_text() != sizes:
+        raise SystemExit(f"{folder} was loaded with {mark.read_text()}, not {sizes}: remove it first")
+    server = PostgresServer(folder)
+    server.start(settings=BENCH_SETTINGS)
+    with psycopg.connect(server.conninfo("owner", "bench")) as connection:
+        applied = migrate(connection)
+    print(f"reusing {folder} ({sizes}); migrations applied: {[m.version for m in applied]}")
+    return server
+
+
 def main() -> None:
-    """Load, measure, print the tables, stop the server."""
+    """Load (or reuse a kept load), measure, print the tables, stop the server."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1_000_000)
     parser.add_argument("--messages-per-session", type=int, default=20)
     parser.add_argument("--publish-sessions", type=int, default=2_000)
+    parser.add_argument("--keep", type=Path, help="keep the loaded data folder here, and reuse it")
+    parser.add_argument("--parts", default=",".join(PARTS), help="which of titles,search,publish to time")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    if not parts <= set(PARTS):
+        parser.error(f"--parts takes some of {','.join(PARTS)}")
     rng = random.Random(SEED)
     print(f"load average before: {_load()} on {os.cpu_count()} cores")
-    server = start_server()
+    sizes = f"{args.sessions} sessions x {args.messages_per_session} messages"
+    server = kept_server(args.keep, sizes) if args.keep else None
     try:
-        started = time.monotonic()
-        timings = load(server, args.sessions, args.messages_per_session, rng)
-        print(
-            f"loaded {args.sessions:,} sessions / {args.sessions * args.messages_per_session:,} messages "
-            f"in {time.monotonic() - started:.0f} s"
-        )
-        print(table(["load step", "seconds"], [[name, f"{value:.1f}"] for name, value in timings.items()]))
-        with psycopg.connect(server.conninfo("ann", "bench"), autocommit=False) as connection:
+        if server is None:
+            server = start_server(args.keep)
+            started = time.monotonic()
+            timings = load(server, args.sessions, args.messages_per_session, rng)
+            print(
+                f"loaded {args.sessions:,} sessions / {args.sessions * args.messages_per_session:,} messages "
+                f"in {time.monotonic() - started:.0f} s"
+            )
+            print(
+                table(["load step", "seconds"], [[name, f"{value:.1f}"] for name, value in timings.items()])
+            )
+            if args.keep:
+                (args.keep / LOADED_MARK).write_text(sizes)
+        measure(server, parts, args.publish_sessions)
+    finally:
+        if server is not None and args.keep:
+            server.stop()
+        elif server is not None:
+            server.remove()
+        print(f"load average after: {_load()}")
+
+
+def measure(server: PostgresServer, parts: set[str], publish_sessions: int) -> None:
+    """Time the chosen parts against the loaded catalog and print their tables."""
+    with psycopg.connect(server.conninfo("ann", "bench"), autocommit=False) as connection:
+        if "titles" in parts:
             for _ in range(2):  # warm the caches as a running app would have
                 bench_titles(connection, random.Random(SEED))
             titles, slow_titles = bench_titles(connection, random.Random(SEED))
             print("\ntitle completion, ms per keystroke (first screen: 50 rows), as ann (row-level security)")
             print(table(["needle", "keystrokes", "p50", "p99", "max", ""], titles))
             print(f"slowest keystrokes:\n{slowest_lines(slow_titles)}")
+        if "search" in parts:
             bench_search(connection, random.Random(SEED))
             search, slow_search = bench_search(connection, random.Random(SEED))
             print("\nconversation search, ms per keystroke (20 sessions)")
             print(table(["query", "keystrokes", "p50", "p99", "max", "complete"], search))
             print(f"slowest keystrokes:\n{slowest_lines(slow_search)}")
+    if "publish" in parts:
         with tempfile.TemporaryDirectory() as folder:
-            publish = bench_publish(server, args.publish_sessions, Path(folder))
+            publish = bench_publish(server, publish_sessions, Path(folder))
         print("\npublish into the loaded catalog (a real store, 25 messages per session)")
         print(table(["run", "sessions", "messages", "seconds", "messages/s"], publish))
-    finally:
-        server.remove()
-        print(f"load average after: {_load()}")
 
 
 if __name__ == "__main__":

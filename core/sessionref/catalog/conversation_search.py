@@ -5,7 +5,7 @@ stemmed): every word must occur, the last one also as the start of a word (`migr
 `migration`), `"quoted words"` must stand together in that order. Words of 1-2 characters only
 count inside a quoted phrase; a trailing one is reported as `pending`, like the local index does.
 A first screen is answered from the newest visible messages first, the full-text index only for
-rare words (`sessionref.search_messages`, `schema._SEARCH_MESSAGES_V2`, docs/catalog.md): at most
+rare words (`sessionref.search_messages`, `schema._SEARCH_MESSAGES_V5`, docs/catalog.md): at most
 `EXAMINED_MESSAGES` matching messages are examined, and when matches were left unread the answer
 says it is not `complete`. Among them each session's best message (by `ts_rank`) is kept, ranked
 by relevance, then the searching folder's name, then recent activity.

@@ -353,6 +353,295 @@ END
 $function$;
 """
 
+JOINED_SEPARATORS: Final = " -_./:\\"
+"""Characters pg_trgm would split words at that the `*_joined` columns replace by `JOINED_LETTER` (an ASCII
+letter, a word character in every locale), so its trigrams span the boundaries between words."""
+JOINED_LETTER: Final = "q"
+LISTED_SEARCH_BYTES: Final = 800
+"""Longest `search` (in bytes) the listing indexes hold as `search_short`: with the owner and the
+machine an index entry stays within btree's limit (about 2,700 bytes); a longer one is NULL there
+and decided from the table."""
+_SEARCH_TEXT: Final = "lower(id || E'\\x1f' || coalesce(title, '') || E'\\x1f' || coalesce(cwd, ''))"
+
+
+def _joined(text: str) -> str:
+    """SQL for `text` with every `JOINED_SEPARATORS` character replaced by `JOINED_LETTER`."""
+    separators = " || ".join(f"chr({ord(separator)})" for separator in JOINED_SEPARATORS)
+    return f"translate({text}, {separators}, '{JOINED_LETTER * len(JOINED_SEPARATORS)}')"
+
+
+_NAMES_JOINED: Final = _joined("lower(id || E'\\x1f' || coalesce(title, ''))")
+_SEARCH_SHORT: Final = (
+    f"CASE WHEN octet_length({_SEARCH_TEXT}) <= {LISTED_SEARCH_BYTES} THEN {_SEARCH_TEXT} END"
+)
+_RANK_OF_ROW: Final = (
+    "CASE WHEN p_folder IS NOT NULL AND v.folder = p_folder THEN 0 WHEN v.cwd IS NULL THEN 1 ELSE 2 END"
+)
+_LISTING: Final = "(updated_at DESC, key) INCLUDE (owner, machine, search_short)"
+
+
+def _read_rank(rank: int) -> str:
+    """The part of `find_recent` that reads one rank (static SQL, planned with the caller's values)."""
+    listed = {0: "v.folder = p_folder", 1: "v.cwd IS NULL", 2: "v.cwd IS NOT NULL"}[rank]
+    rest = "(p_folder IS NULL OR t.folder IS DISTINCT FROM p_folder)" if rank == 2 else "true"
+    has_rank = " AND p_folder IS NOT NULL" if rank == 0 else ""
+    return f"""
+    IF {rank} BETWEEN p_first_rank AND p_last_rank{has_rank} THEN
+        RETURN QUERY
+        SELECT {rank}, t.id, t.machine, t.owner, t.title, t.cwd, t.created_at, t.updated_at, m.matched,
+               r.read = p_newest
+        FROM (SELECT v.key, v.updated_at, v.search_short,
+                     row_number() OVER (ORDER BY v.updated_at DESC, v.key) AS read
+              FROM sessionref.sessions v
+              WHERE {listed} AND (v.owner = session_user OR v.key = ANY(shared))
+                AND v.machine <> p_exclude_machine
+              ORDER BY v.updated_at DESC, v.key LIMIT p_newest) r
+        JOIN sessionref.sessions t ON t.key = r.key
+        CROSS JOIN LATERAL (SELECT (p_pattern IS NULL OR t.search LIKE p_pattern) AND t.id <> p_exclude_id
+                                   AND {rest} AS matched) m
+        WHERE (p_pattern IS NULL OR r.search_short LIKE p_pattern OR r.search_short IS NULL
+               OR r.read = p_newest)
+          AND (m.matched OR r.read = p_newest)
+        ORDER BY r.updated_at DESC, r.key LIMIT p_limit;
+    END IF;"""
+
+
+_READ_NEWEST_V4: Final = f"""
+-- Title discovery reads newest first from the listing indexes alone (docs/catalog.md, "Discovery"):
+-- each rank has a btree in recency order that also holds what the read filters on (the owner, the
+-- machine, the search text when it is short), so reading a session costs an index entry, not a
+-- table page (a folder's sessions lie scattered over the table: 6 µs a session from the table,
+-- under 1 µs from the index). The table is read for the matches only, to list them.
+DROP FUNCTION sessionref.find_newest(text, text, text, text, integer, integer);
+DROP FUNCTION sessionref.find_indexed(integer, text, text, text, text, integer, bigint);
+DROP INDEX sessionref.sessions_search;
+DROP INDEX sessionref.sessions_folder_recent;
+DROP INDEX sessionref.sessions_without_cwd;
+-- Trigrams across word boundaries: pg_trgm splits `search` at every space, so for two words typed
+-- together the index could only say "both words somewhere" (22,000 candidates for 2,800 matches at
+-- 1 M sessions). The trigram index is on the names (id, title) with their separators replaced by a
+-- letter; `search` still decides each candidate exactly.
+ALTER TABLE sessionref.sessions
+    ADD COLUMN names_joined text GENERATED ALWAYS AS
+        ({_NAMES_JOINED}) STORED,
+    ADD COLUMN search_short text GENERATED ALWAYS AS ({_SEARCH_SHORT}) STORED;
+CREATE INDEX sessions_names_joined ON sessionref.sessions USING gin (names_joined gin_trgm_ops);
+-- A needle in a cwd is looked for among the distinct cwds (a few thousand, where sessions are a
+-- million): a trigram index over every session's cwd had, for a needle such as `homa`, `hom` (of
+-- `/home/`) in every row and `oma` in a busy project's: 140,000 candidates for no match. Every
+-- session of a matching cwd matches, so its newest are read from `sessions_by_place`.
+CREATE TABLE sessionref.places (
+    digest text PRIMARY KEY,
+    cwd text NOT NULL,
+    search text GENERATED ALWAYS AS (lower(cwd)) STORED
+);
+ALTER TABLE sessionref.places ENABLE ROW LEVEL SECURITY;  -- no policy: read by the search functions only
+CREATE INDEX places_search ON sessionref.places USING gin (search gin_trgm_ops);
+INSERT INTO sessionref.places (digest, cwd)
+    SELECT md5(cwd), cwd FROM sessionref.sessions WHERE cwd IS NOT NULL GROUP BY cwd;
+CREATE FUNCTION sessionref.record_place() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+BEGIN
+    INSERT INTO sessionref.places (digest, cwd) VALUES (md5(NEW.cwd), NEW.cwd) ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$function$;
+CREATE TRIGGER sessions_place AFTER INSERT OR UPDATE OF cwd ON sessionref.sessions
+    FOR EACH ROW WHEN (NEW.cwd IS NOT NULL) EXECUTE FUNCTION sessionref.record_place();
+CREATE INDEX sessions_by_place ON sessionref.sessions (md5(cwd), updated_at DESC, key)
+    INCLUDE (owner, machine) WHERE cwd IS NOT NULL;
+CREATE INDEX sessions_folder_listing ON sessionref.sessions (folder, {_LISTING.removeprefix("(")};
+CREATE INDEX sessions_without_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NULL;
+CREATE INDEX sessions_with_cwd_listing ON sessionref.sessions {_LISTING} WHERE cwd IS NOT NULL;
+-- An index-only read skips the table only for pages vacuum has marked all-visible: vacuum the
+-- sessions after every 1 % of them changed (autovacuum's default waits for 20 %).
+ALTER TABLE sessionref.sessions SET (
+    autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.01);
+
+-- Newest first, with early exit, for each rank from p_first_rank to p_last_rank (rank 0 only with a
+-- folder): the matches (`matched`; all sessions: p_pattern NULL) among the p_newest most recent
+-- visible sessions of the rank not published from p_exclude_machine, stopping at p_limit rows. The
+-- p_newest-th session read comes too, matching or not (`last`): a read that ends without it has
+-- read every session of the rank. The index's pages are cached, so a random page costs about a
+-- sequential one.
+CREATE FUNCTION sessionref.find_recent(
+    p_first_rank integer, p_last_rank integer, p_pattern text, p_folder text, p_exclude_id text,
+    p_exclude_machine text, p_limit integer, p_newest integer
+) RETURNS TABLE (
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint, matched boolean, last boolean
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_bitmapscan = off SET enable_seqscan = off SET enable_sort = off SET enable_hashjoin = off
+SET enable_mergejoin = off SET random_page_cost = 1.1 SET max_parallel_workers_per_gather = 0
+SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
+DECLARE
+    shared bigint[] := {_SHARED_WITH_CALLER};
+BEGIN{_read_rank(0)}{_read_rank(1)}{_read_rank(2)}
+END
+$function$;
+
+-- The indexes for every rank from p_first_rank on: the first p_limit matches in the names (the
+-- trigram index on names_joined, every match fetched in one bitmap scan, then p_pattern in
+-- search), then the first p_limit in cwds (the newest p_limit sessions of each matching place:
+-- all of a place's sessions have one rank), each in rank order, newest first within a rank. The
+-- caller merges the two. For the names the date-ordered index scan is switched off, so it can
+-- never become a walk of the whole table.
+CREATE FUNCTION sessionref.find_indexed(
+    p_first_rank integer, p_pattern text, p_joined text, p_folder text, p_exclude_id text,
+    p_exclude_machine text, p_limit integer
+) RETURNS TABLE (
+    rank integer, id text, machine text, owner name, title text, cwd text, created_at bigint,
+    updated_at bigint
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_indexscan = on SET enable_sort = on SET random_page_cost = 1.1
+SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
+DECLARE
+    shared bigint[] := {_SHARED_WITH_CALLER};
+BEGIN
+    RETURN QUERY
+    SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
+                 v.created_at, v.updated_at
+          FROM sessionref.places p
+          CROSS JOIN LATERAL (
+              SELECT w.key FROM sessionref.sessions w
+              WHERE md5(w.cwd) = p.digest AND w.cwd IS NOT NULL
+                AND (w.owner = session_user OR w.key = ANY(shared)) AND w.machine <> p_exclude_machine
+              ORDER BY w.updated_at DESC, w.key LIMIT p_limit + 1) newest
+          JOIN sessionref.sessions v ON v.key = newest.key
+          WHERE p.search LIKE p_pattern AND v.cwd = p.cwd AND v.id <> p_exclude_id) s
+    WHERE s.rank >= p_first_rank
+    ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
+    PERFORM set_config('enable_indexscan', 'off', true);
+    RETURN QUERY
+    SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
+                 v.created_at, v.updated_at
+          FROM sessionref.sessions v
+          WHERE v.names_joined LIKE p_joined AND v.search LIKE p_pattern
+            AND (v.owner = session_user OR v.key = ANY(shared))
+            AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
+    WHERE s.rank >= p_first_rank
+    ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
+END
+$function$;
+"""
+
+_SEARCH_MESSAGES_V5: Final = """
+-- Conversation search as in version 2, reading less: step 1's messages were read a second time
+-- to count them and each word in them (15-20 ms of most keystrokes). Now the count comes from the
+-- primary key alone (an index-only scan), and the words are counted only when the matches are
+-- rare, where that choice of the index's word is made. JIT is off (see find_recent).
+CREATE OR REPLACE FUNCTION sessionref.search_messages(
+    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
+    p_text_chars integer, p_terms text[] DEFAULT NULL, p_read integer DEFAULT 20000,
+    p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
+    p_candidates integer DEFAULT 5000, p_common integer DEFAULT 20
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, complete boolean
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
+SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan SET jit = off
+AS $function$
+DECLARE
+    shared bigint[] := sessionref.shared_with_caller();
+    indexed tsquery := p_query;
+    terms tsquery[] := ARRAY(SELECT to_tsquery('simple', term) FROM unnest(p_terms) term);
+    counts bigint[];
+    first bigint;
+    second bigint;
+    third bigint;
+    fourth bigint;
+    common bigint;
+    found bigint := 0;
+    more bigint;
+    read bigint;
+    skipped bigint := 0;
+    reach bigint := p_read;
+BEGIN
+    FOR pass IN 1..2 LOOP
+        RETURN QUERY
+        SELECT r.id, r.seq, r.role, r.kind, r.time, left(r.text, p_text_chars), ts_rank(r.words, p_query),
+               p_folder IS NOT NULL AND r.folder IS NOT DISTINCT FROM p_folder, r.updated_at, NULL::boolean
+        FROM (SELECT s.id, s.folder, s.updated_at, m.seq, m.role, m.kind, m.time, m.text, m.words
+              FROM (SELECT v.key, v.id, v.folder, v.updated_at FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+              CROSS JOIN LATERAL (SELECT n.seq, n.role, n.kind, n.time, n.text, n.words
+                                  FROM sessionref.messages n WHERE n.session_key = s.key) m
+              OFFSET skipped LIMIT reach - skipped) r
+        WHERE r.words @@ p_query
+        LIMIT p_examined - found;
+        GET DIAGNOSTICS more = ROW_COUNT;
+        found := found + more;
+        IF pass = 2 OR found >= p_examined THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, false;
+            RETURN;
+        END IF;
+        -- How many messages step 1 read: from the primary key alone (an index-only count).
+        SELECT count(*) INTO read FROM (
+            SELECT 1 FROM (SELECT v.key FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+            CROSS JOIN LATERAL (SELECT 1 FROM sessionref.messages n WHERE n.session_key = s.key) m
+            LIMIT p_read) r;
+        IF read < p_read OR found >= p_enough THEN
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+                NULL::real, NULL::boolean, NULL::bigint, read < p_read;
+            RETURN;
+        END IF;
+        IF found <= p_rare THEN
+            -- Rare: which word is rarest among the messages read (the index is asked for it only)?
+            SELECT count(*) FILTER (WHERE r.words @@ terms[1]), count(*) FILTER (WHERE r.words @@ terms[2]),
+                   count(*) FILTER (WHERE r.words @@ terms[3]), count(*) FILTER (WHERE r.words @@ terms[4])
+            INTO first, second, third, fourth FROM (
+                SELECT m.words FROM (SELECT v.key FROM sessionref.sessions v
+                        WHERE (v.owner = session_user OR v.key = ANY(shared))
+                          AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                        ORDER BY v.updated_at DESC, v.key) s
+                CROSS JOIN LATERAL (SELECT n.words FROM sessionref.messages n WHERE n.session_key = s.key) m
+                LIMIT p_read) r;
+            counts := ARRAY[first, second, third, fourth];
+            FOR term IN 1..least(4, coalesce(array_length(terms, 1), 0)) LOOP
+                IF common IS NULL OR counts[term] < common THEN
+                    common := counts[term];
+                    indexed := terms[term];
+                END IF;
+            END LOOP;
+            common := coalesce(common, found);
+            EXIT WHEN common <= p_common;
+        END IF;
+        skipped := p_read;
+        reach := greatest(p_read, least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1)));
+    END LOOP;
+    RETURN QUERY
+    WITH candidates AS MATERIALIZED (
+        SELECT m.session_key, m.seq, m.role, m.kind, m.time, m.words
+        FROM sessionref.messages m
+        WHERE m.words @@ indexed AND (m.owner = session_user OR m.session_key = ANY(shared))
+        LIMIT p_candidates),
+    matched AS MATERIALIZED (
+        SELECT c.session_key, c.seq, c.role, c.kind, c.time, ts_rank(c.words, p_query) AS relevance
+        FROM candidates c WHERE c.words @@ p_query LIMIT p_examined)
+    SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, left(t.text, p_text_chars),
+           matched.relevance, p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder,
+           s.updated_at, NULL::boolean
+    FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key
+    JOIN sessionref.messages t ON t.session_key = matched.session_key AND t.seq = matched.seq
+    WHERE s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        (SELECT count(*) FROM candidates) < p_candidates AND (SELECT count(*) FROM matched) < p_examined;
+END
+$function$;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -444,6 +733,12 @@ GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
         _SEARCH_MESSAGES_V2,
     ),
     Migration(3, "title discovery newest first stops at a first screen", _FIND_NEWEST_V3),
+    Migration(
+        4,
+        "title discovery newest first from covering indexes, reads on; trigrams across words",
+        _READ_NEWEST_V4,
+    ),
+    Migration(5, "conversation search counts what it read from the primary key", _SEARCH_MESSAGES_V5),
 )
 """Every schema step, oldest first; a new step is appended, never edited once released."""
 

@@ -66,9 +66,12 @@ class PostgresServer:
         return done
 
     @classmethod
-    def create(cls) -> PostgresServer:
-        """A new cluster in a fresh temporary folder (readable by the server's user)."""
-        folder = Path(tempfile.mkdtemp(prefix="sessionref-pg-"))
+    def create(cls, folder: Path | None = None) -> PostgresServer:
+        """A new cluster in `folder` (created; default a fresh temporary one) its user can read."""
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="sessionref-pg-"))
+        else:
+            folder.mkdir(parents=True)
         server = cls(folder)
         if server.as_root:
             shutil.chown(folder, UNPRIVILEGED_USER, UNPRIVILEGED_USER)

@@ -76,3 +76,39 @@ def test_a_catalog_of_the_first_version_upgrades_with_init(
         assert searched == [(True,)]
     finally:
         connection.close()
+
+
+def test_a_catalog_of_version_3_keeps_its_sessions_findable_after_init(
+    blank_database: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sessionref.catalog.discovery as discovery
+    import sessionref.catalog.schema as schema
+
+    blank_database.admin("DROP SCHEMA IF EXISTS sessionref CASCADE")
+    owner = connect(blank_database.url(blank_database.owner))
+    alice = connect(blank_database.url("alice"))
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+            patched.setattr(schema, "LATEST_VERSION", 3)
+            migrate(owner)
+        for number in range(40):  # published while the catalog had version 3
+            title = "the billing-retry loop" if number % 10 == 0 else f"chore {number}"
+            blank_database.admin(
+                "INSERT INTO sessionref.sessions"
+                " (id, owner, machine, source, title, cwd, created_at, updated_at)"
+                " VALUES (%s, 'alice', 'laptop', 'store', %s, '/home/alice/api', 0, %s)",
+                f"old-{number:02d}",
+                title,
+                number,
+            )
+        assert [step.version for step in migrate(owner)] == list(range(4, LATEST_VERSION + 1))
+        monkeypatch.setattr(discovery, "PROBE_ROWS", 3)  # the old rows are found by the new index
+        found = discovery.find_sessions(
+            alice, needle="billing-retry", folder="api", exclude_id="", exclude_machine="-", limit=50
+        )
+        assert [session.id for session in found] == ["old-30", "old-20", "old-10", "old-00"]
+    finally:
+        owner.close()
+        alice.close()
+        blank_database.admin("DROP SCHEMA IF EXISTS sessionref CASCADE")
