@@ -248,12 +248,12 @@ def bench_titles(connection: Any, rng: random.Random) -> tuple[list[list[str]], 
     """Title completion per keystroke, by kind of needle; and every keystroke's time with its text."""
     common = connection.execute(
         "SELECT w FROM (SELECT unnest(string_to_array(title, ' ')) AS w FROM sessionref.sessions"
-        " TABLESAMPLE SYSTEM (1)) words GROUP BY w ORDER BY count(*) DESC LIMIT 40"
+        " TABLESAMPLE SYSTEM (1) REPEATABLE (22)) words GROUP BY w ORDER BY count(*) DESC LIMIT 40"
     ).fetchall()
     words = [row[0] for row in common]
     rare = connection.execute(
         "SELECT w FROM (SELECT unnest(string_to_array(title, ' ')) AS w FROM sessionref.sessions"
-        " TABLESAMPLE SYSTEM (1)) words GROUP BY w HAVING count(*) = 1 LIMIT 40"
+        " TABLESAMPLE SYSTEM (1) REPEATABLE (22)) words GROUP BY w HAVING count(*) = 1 LIMIT 40"
     ).fetchall()
     folder, some_id = connection.execute(
         "SELECT folder, id FROM sessionref.sessions WHERE owner = 'ann' AND folder IS NOT NULL LIMIT 1"
@@ -302,7 +302,7 @@ def folder_of(cwd: str) -> str:
 def bench_search(connection: Any, rng: random.Random) -> tuple[list[list[str]], Slowest]:
     """Conversation search per keystroke, by query shape; and every keystroke's time with its text."""
     sample = connection.execute(
-        "SELECT text FROM sessionref.messages TABLESAMPLE SYSTEM (0.01) LIMIT 400"
+        "SELECT text FROM sessionref.messages TABLESAMPLE SYSTEM (0.01) REPEATABLE (22) LIMIT 400"
     ).fetchall()
     word_lists = [row[0].split() for row in sample if len(row[0].split()) >= 3]
     shapes = {
