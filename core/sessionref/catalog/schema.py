@@ -42,6 +42,10 @@ class Migration:
     version: int
     summary: str
     sql: str
+    rewrites: tuple[str, ...] = ()
+    """Tables of the `sessionref` schema the step rewrites or fills: vacuumed after the upgrade, so
+    that their index-only reads stay index-only (a rewritten table has no page marked all-visible
+    until a vacuum, and autovacuum does not count a rewrite as changes)."""
 
 
 _VISIBLE_KEYS: Final = (
@@ -737,6 +741,7 @@ GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
         4,
         "title discovery newest first from covering indexes, reads on; trigrams across words",
         _READ_NEWEST_V4,
+        rewrites=("sessions", "places"),
     ),
     Migration(5, "conversation search counts what it read from the primary key", _SEARCH_MESSAGES_V5),
 )
@@ -791,7 +796,22 @@ def migrate(connection: Any) -> list[Migration]:
                 (step.version, step.summary),
             )
             applied.append(step)
+    _vacuum_rewritten(connection, applied)
     return applied
+
+
+def _vacuum_rewritten(connection: Any, applied: list[Migration]) -> None:
+    """`VACUUM (ANALYZE)` the tables `applied` steps rewrote (outside a transaction, as VACUUM must be)."""
+    tables = sorted({table for step in applied for table in step.rewrites})
+    if not tables:
+        return
+    autocommit = connection.autocommit
+    connection.autocommit = True
+    try:
+        for table in tables:
+            connection.execute(f"VACUUM (ANALYZE) sessionref.{table}")
+    finally:
+        connection.autocommit = autocommit
 
 
 def check_schema(connection: Any) -> int:

@@ -103,6 +103,13 @@ def test_a_catalog_of_version_3_keeps_its_sessions_findable_after_init(
                 number,
             )
         assert [step.version for step in migrate(owner)] == list(range(4, LATEST_VERSION + 1))
+        vacuumed = owner.execute(
+            "SELECT relname, vacuum_count FROM pg_stat_user_tables"
+            " WHERE schemaname = 'sessionref' AND relname IN ('sessions', 'places') ORDER BY relname"
+        ).fetchall()
+        owner.rollback()
+        # Rewritten and filled by version 4, then vacuumed: their index-only reads stay index-only.
+        assert [(name, count >= 1) for name, count in vacuumed] == [("places", True), ("sessions", True)]
         monkeypatch.setattr(discovery, "PROBE_ROWS", 3)  # the old rows are found by the new index
         found = discovery.find_sessions(
             alice, needle="billing-retry", folder="api", exclude_id="", exclude_machine="-", limit=50
