@@ -33,11 +33,6 @@ class RowSessions:
             self._starts.append(first_id)
             self._keys.append(key)
 
-    def session_of(self, row_id: int) -> int:
-        """The session key of an existing row (-1 before the first run: never a session key)."""
-        position = bisect_right(self._starts, row_id) - 1
-        return self._keys[position] if position >= 0 else -1
-
     def keyed(self, rows: Iterable[tuple[int, float]], exclude_key: int) -> list[tuple[int, int, float]]:
         """`(row_id, session_key, relevance)` of `(row_id, relevance)` rows, leaving out `exclude_key`'s."""
         starts, keys = self._starts, self._keys

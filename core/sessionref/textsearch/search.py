@@ -124,11 +124,6 @@ _ESTIMATE_CACHE = 512
 _EMPTY_CACHE = 16
 
 
-def _very_common(phrase: Phrase, matches: Mapping[Phrase, float], rows: int) -> bool:
-    """Whether `phrase` is a single unquoted word in at least `VERY_COMMON_SHARE` of `rows` messages."""
-    return not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
-
-
 class Searcher:
     """Runs searches on one read connection; the caller serialises calls and owns the transaction."""
 
@@ -234,9 +229,16 @@ class Searcher:
 
     def _executed(
         self, plan: QueryPlan, shards: Sequence[int], next_id: int, rows: int, cancel: SearchCancellation
-    ) -> tuple[tuple[Phrase, ...], dict[Phrase, float], dict[Phrase, float]]:
-        """The phrases searched (the very common single words left out next to rarer ones), with
-        each phrase's estimated matches and work (`_phrase_estimates`)."""
+    ) -> tuple[tuple[Phrase, ...], bool, dict[Phrase, float], dict[Phrase, float]]:
+        """The phrases searched, whether they rank by bm25 (`scored`), and each phrase's estimated
+        matches and work (`_phrase_estimates`).
+
+        A very common single word (`VERY_COMMON_SHARE`: a stop word of any language) is left out
+        next to rarer ones; given alone it is searched but, in an index of `ANY_WORD_COMMON_ROWS`
+        messages or more, does not score: its bm25 would order the messages by their length
+        alone. The word being typed never scores (a filter). So a keystroke ranks by bm25 when it
+        holds a finished word or phrase that carries relevance, else by folder and recency.
+        """
         matches: dict[Phrase, float] = {}
         work: dict[Phrase, float] = {}
         for phrase in plan.phrases:
@@ -245,32 +247,29 @@ class Searcher:
                 matches[phrase] = work[phrase] = 0.0  # alone and unranked: its count is never used
             else:
                 matches[phrase], work[phrase] = self._phrase_estimates(phrase, shards, next_id, rows)
-        common = {phrase for phrase in plan.phrases if _very_common(phrase, matches, rows)}
-        return tuple(p for p in plan.phrases if p not in common) or plan.phrases, matches, work
+        common = {
+            phrase
+            for phrase in plan.phrases
+            if not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
+        }
+        executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
+        weightless = common if rows >= ANY_WORD_COMMON_ROWS else set()
+        scored = any(not phrase.prefix and phrase not in weightless for phrase in executed)
+        return executed, scored, matches, work
+
+    def _index_state(self) -> tuple[int, int, int, tuple[int, ...]]:
+        """(next row id, rows, `PRAGMA data_version`, shards newest first) as this read sees them."""
+        meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
+        version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
+        return int(meta["next_id"]), int(meta["rows"]), version, self._shard_list(version)
 
     def scoring(self, plan: QueryPlan) -> tuple[str, bool]:
         """The FTS5 expression a keystroke's `plan` (not `any_word`) matches messages with, and
         whether they rank by bm25 (else by folder and recency): what a ranking of every match
         would score, for measuring how complete a search's first screen is."""
-        meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
-        version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
-        shards = self._shard_list(version)
-        executed, matches, _ = self._executed(
-            plan, shards, int(meta["next_id"]), int(meta["rows"]), SearchCancellation()
-        )
-        return plan.expression(executed), self._scored(executed, matches, int(meta["rows"]))
-
-    @staticmethod
-    def _scored(executed: Sequence[Phrase], matches: Mapping[Phrase, float], rows: int) -> bool:
-        """Whether a keystroke of `executed` ranks by bm25: when it holds a finished word or phrase
-        that carries relevance. The word being typed is a filter, and so is a very common word
-        (`VERY_COMMON_SHARE`, in an index of `ANY_WORD_COMMON_ROWS` messages or more: a stop word of
-        any language), which is searched only when nothing rarer was given: its bm25 would order
-        the messages by their length alone."""
-        return any(
-            not phrase.prefix and not (rows >= ANY_WORD_COMMON_ROWS and _very_common(phrase, matches, rows))
-            for phrase in executed
-        )
+        next_id, rows, _version, shards = self._index_state()
+        executed, scored, _, _ = self._executed(plan, shards, next_id, rows, SearchCancellation())
+        return plan.expression(executed), scored
 
     # -- the search --------------------------------------------------------------------------
 
@@ -284,12 +283,9 @@ class Searcher:
     ) -> ConversationSearchResult:
         """The labelled results of `plan` (parsed from `request.text`; status "ok"); see the module
         docstring for the steps."""
-        meta = dict(self.connection.execute("SELECT key, value FROM meta WHERE key IN ('next_id', 'rows')"))
-        next_id, rows = int(meta["next_id"]), int(meta["rows"])
+        next_id, rows, version, shards = self._index_state()
         if rows == 0:
             return ConversationSearchResult(pending=plan.pending)
-        version = int(self.connection.execute("PRAGMA data_version").fetchone()[0])
-        shards = self._shard_list(version)
         if self._rows_version != version:
             self._rows.refresh(self.connection)
             self._rows_version = version
@@ -320,7 +316,7 @@ class Searcher:
         facts: FactsProvider,
         cancel: SearchCancellation,
     ) -> ConversationSearchResult:
-        executed, matches, work = self._executed(plan, shards, next_id, rows, cancel)
+        executed, scored, matches, work = self._executed(plan, shards, next_id, rows, cancel)
         if plan.any_word:
             if rows < ANY_WORD_COMMON_ROWS:  # a small index: no word is common enough to leave out
                 executed = plan.phrases
@@ -335,7 +331,6 @@ class Searcher:
         # shards that work allows decides the reach of the search and whether to rank.
         per_shard = sum(work[p] for p in executed if len(p.tokens) > 1) / max(1, len(shards))
         reach = len(shards) if per_shard == 0 else max(1, int(CANDIDATE_WORK_BUDGET / per_shard))
-        scored = self._scored(executed, matches, rows)
         if scored:
             within = self._full_rank_shards(expression, executed, matches, work, shards, cancel)
             if within is not None:
