@@ -4,8 +4,9 @@ The text is turned into a `tsquery` of the `simple` configuration (words lower-c
 stemmed): every word must occur, the last one also as the start of a word (`migr` finds
 `migration`), `"quoted words"` must stand together in that order. Words of 1-2 characters only
 count inside a quoted phrase; a trailing one is reported as `pending`, like the local index does.
-A first screen is answered from the newest visible messages first, the full-text index only for
-rare words (`sessionref.search_messages`, `schema._SEARCH_MESSAGES_V5`, docs/catalog.md): at most
+A first screen is answered from the newest visible sessions first, each session's words checked
+before its messages, their index only for rare words (`sessionref.search_messages`,
+`schema._SESSION_WORDS_V6`, docs/catalog.md): at most
 `EXAMINED_MESSAGES` matching messages are examined, and when matches were left unread the answer
 says it is not `complete`. Among them each session's best message (by `ts_rank`) is kept, ranked
 by relevance, then the searching folder's name, then recent activity.

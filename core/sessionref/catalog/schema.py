@@ -30,6 +30,10 @@ SCHEMA: Final = "sessionref"
 INDEXED_TEXT_CHARS: Final = 100_000
 """Characters of a message the full-text index reads (from its start): a tsvector holds at most
 1 MB, and a first screen of hits never needs more of one message."""
+SESSION_WORDS_BYTES: Final = 500_000
+"""Bytes of a session's words (without positions) kept at most: past it they are unknown (NULL) and
+the session is always read. A tsvector holds at most 1 MB of lexemes, and no session's words come
+near this in practice (a bench session holds ~170 words, 1.7 kB)."""
 
 _LOCK_KEY: Final = 0x5E55_10F5
 """The advisory lock `migrate` holds, so two owners running `init` at once apply each step once."""
@@ -646,6 +650,229 @@ END
 $function$;
 """
 
+_SESSION_WORDS_V6: Final = f"""
+-- Conversation search reads a session's words before its messages (docs/catalog.md, "Conversation
+-- search: the first screen"). `session_words` holds every word of a session's messages, without
+-- positions: a superset kept by triggers on every write path (a word is never taken back when a
+-- message changes or goes, which only costs a check), or NULL past {SESSION_WORDS_BYTES:,} bytes
+-- (unknown: always read). Checking it costs ~1 µs a session, where
+-- reading the session's messages costs ~1 µs a message; its GIN index finds the sessions holding a
+-- rare word. Read by the search functions only (no policy: nobody else reads it).
+CREATE FUNCTION sessionref.words_add(p_words tsvector, p_more tsvector) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $function$
+    SELECT CASE WHEN pg_column_size(p_words) + pg_column_size(more) > {SESSION_WORDS_BYTES} THEN NULL
+                ELSE p_words || more END
+    FROM strip(p_more) more
+$function$;
+CREATE AGGREGATE sessionref.words_union(tsvector) (
+    SFUNC = sessionref.words_add, STYPE = tsvector, INITCOND = ''
+);
+CREATE TABLE sessionref.session_words (
+    session_key bigint PRIMARY KEY REFERENCES sessionref.sessions (key) ON DELETE CASCADE,
+    owner name NOT NULL,
+    updated_at bigint NOT NULL,
+    words tsvector
+);
+ALTER TABLE sessionref.session_words ENABLE ROW LEVEL SECURITY;
+INSERT INTO sessionref.session_words (session_key, owner, updated_at, words)
+    SELECT s.key, s.owner, s.updated_at, w.words
+    FROM (SELECT m.session_key, sessionref.words_union(m.words) AS words
+          FROM sessionref.messages m GROUP BY m.session_key) w
+    JOIN sessionref.sessions s ON s.key = w.session_key;
+CREATE INDEX session_words_recent ON sessionref.session_words (updated_at DESC, session_key);
+CREATE INDEX session_words_unknown ON sessionref.session_words (updated_at DESC, session_key)
+    WHERE words IS NULL;
+CREATE INDEX session_words_words ON sessionref.session_words USING gin (words);
+
+CREATE FUNCTION sessionref.gather_words() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+BEGIN
+    INSERT INTO sessionref.session_words AS sw (session_key, owner, updated_at, words)
+    SELECT s.key, s.owner, s.updated_at, n.words
+    FROM (SELECT w.session_key, sessionref.words_union(w.words) AS words
+          FROM written_messages w GROUP BY w.session_key) n
+    JOIN sessionref.sessions s ON s.key = n.session_key
+    ON CONFLICT (session_key) DO UPDATE SET words = sessionref.words_add(strip(sw.words), excluded.words);
+    RETURN NULL;
+END
+$function$;
+CREATE TRIGGER messages_words_inserted AFTER INSERT ON sessionref.messages
+    REFERENCING NEW TABLE AS written_messages FOR EACH STATEMENT EXECUTE FUNCTION sessionref.gather_words();
+CREATE TRIGGER messages_words_updated AFTER UPDATE ON sessionref.messages
+    REFERENCING NEW TABLE AS written_messages FOR EACH STATEMENT EXECUTE FUNCTION sessionref.gather_words();
+
+CREATE FUNCTION sessionref.follow_session() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+BEGIN
+    UPDATE sessionref.session_words SET owner = NEW.owner, updated_at = NEW.updated_at
+    WHERE session_key = NEW.key;
+    RETURN NULL;
+END
+$function$;
+CREATE TRIGGER sessions_words_follow AFTER UPDATE OF owner, updated_at ON sessionref.sessions
+    FOR EACH ROW WHEN ((OLD.owner, OLD.updated_at) IS DISTINCT FROM (NEW.owner, NEW.updated_at))
+    EXECUTE FUNCTION sessionref.follow_session();
+
+-- The matching messages of `p_sessions`, in that order, that the caller may read.
+CREATE FUNCTION sessionref.session_matches(
+    p_sessions bigint[], p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text,
+    p_limit bigint, p_text_chars integer, p_shared bigint[]
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, complete boolean
+)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
+SET enable_bitmapscan = off SET enable_indexscan = on SET max_parallel_workers_per_gather = 0
+SET jit = off
+AS $function$
+    SELECT s.id, m.seq, m.role, m.kind, m.time, left(m.text, p_text_chars), ts_rank(m.words, p_query),
+           p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder, s.updated_at, NULL::boolean
+    FROM unnest(p_sessions) c(key)
+    JOIN sessionref.sessions s ON s.key = c.key
+    CROSS JOIN LATERAL (SELECT n.seq, n.role, n.kind, n.time, n.text, n.words FROM sessionref.messages n
+                        WHERE n.session_key = s.key AND n.words @@ p_query ORDER BY n.seq) m
+    WHERE (s.owner = session_user OR s.key = ANY(p_shared))
+      AND s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
+    LIMIT p_limit
+$function$;
+
+DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, integer, text[], integer,
+    integer, integer, integer, integer, integer);
+-- Conversation search in up to three steps, each bounded (docs/catalog.md):
+-- 1. the newest `p_walk` sessions, each session's words checked first (the finished words; at most
+--    `p_first` of them pass), the messages of those holding every term read;
+-- 2. when few sessions held the finished words (an estimated `p_estimate_most` in the catalog), the
+--    words' index gives the newest `p_candidates` sessions past step 1 holding every term;
+-- 3. otherwise, walk on `p_walk_more` sessions (at most `p_checked_more` read) until twice
+--    `p_enough` matches were found.
+CREATE FUNCTION sessionref.search_messages(
+    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
+    p_text_chars integer, p_terms text[] DEFAULT NULL, p_walk integer DEFAULT 10000,
+    p_first integer DEFAULT 1000, p_enough integer DEFAULT 40, p_estimate_most integer DEFAULT 3000,
+    p_candidates integer DEFAULT 400, p_walk_more integer DEFAULT 15000,
+    p_checked_more integer DEFAULT 600
+) RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, complete boolean
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
+SET enable_bitmapscan = off SET enable_indexscan = on SET max_parallel_workers_per_gather = 0
+SET plan_cache_mode = force_custom_plan SET jit = off
+AS $function$
+DECLARE
+    shared bigint[] := sessionref.shared_with_caller();
+    every_term tsquery;
+    whole_words tsquery;
+    walked bigint[];
+    holds boolean[];
+    passing bigint[];
+    got bigint := 0;
+    more bigint := 0;
+    last_updated bigint;
+    last_key bigint;
+    sessions_known bigint;
+    estimate float8;
+BEGIN
+    -- A session's words have no positions: a phrase is checked there as its words.
+    IF p_terms IS NULL OR cardinality(p_terms) = 0 THEN
+        every_term := to_tsquery('simple', regexp_replace(p_query::text, '<[0-9-]+>', '&', 'g'));
+        whole_words := every_term;
+    ELSE
+        every_term := to_tsquery('simple', array_to_string(p_terms, ' & '));
+        whole_words := coalesce(to_tsquery('simple', nullif(array_to_string(
+            ARRAY(SELECT t FROM unnest(p_terms) t WHERE t NOT LIKE '%:*'), ' & '), '')), every_term);
+    END IF;
+    -- 1. The newest sessions holding the finished words; of those, the ones holding every term.
+    SELECT array_agg(w.session_key), array_agg(w.words IS NULL OR ts_match_vq(w.words, every_term))
+    INTO walked, holds FROM (
+        SELECT r.session_key, r.words FROM (
+            SELECT sw.session_key, sw.owner, sw.words FROM sessionref.session_words sw
+            ORDER BY sw.updated_at DESC, sw.session_key LIMIT p_walk) r
+        WHERE (r.owner = session_user OR r.session_key = ANY(shared))
+          AND (r.words IS NULL OR ts_match_vq(r.words, whole_words))
+        LIMIT p_first) w;
+    walked := coalesce(walked, '{{}}');
+    passing := ARRAY(SELECT k FROM unnest(walked, holds) u(k, h) WHERE h);
+    RETURN QUERY SELECT * FROM sessionref.session_matches(passing, p_query, p_folder, p_exclude_id,
+        p_exclude_machine, p_examined, p_text_chars, shared);
+    GET DIAGNOSTICS got = ROW_COUNT;
+    IF got >= p_examined THEN
+        RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+            NULL::real, NULL::boolean, NULL::bigint, false;
+        RETURN;
+    END IF;
+    -- Where step 1 stopped: its last session holding the finished words, or the last one read.
+    IF cardinality(walked) >= p_first THEN
+        SELECT sw.updated_at, sw.session_key INTO last_updated, last_key FROM sessionref.session_words sw
+        WHERE sw.session_key = walked[cardinality(walked)];
+    ELSE
+        SELECT sw.updated_at, sw.session_key INTO last_updated, last_key FROM sessionref.session_words sw
+        ORDER BY sw.updated_at DESC, sw.session_key OFFSET p_walk - 1 LIMIT 1;
+        IF NOT FOUND THEN  -- every session was read
+            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint,
+                NULL::text, NULL::real, NULL::boolean, NULL::bigint, true;
+            RETURN;
+        END IF;
+    END IF;
+    IF got >= p_enough THEN
+        RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+            NULL::real, NULL::boolean, NULL::bigint, false;
+        RETURN;
+    END IF;
+    SELECT c.reltuples::bigint INTO sessions_known FROM pg_class c
+    WHERE c.oid = 'sessionref.session_words'::regclass;
+    estimate := CASE WHEN cardinality(walked) >= p_first THEN 'infinity'::float8
+                     ELSE cardinality(walked)::float8 / p_walk * greatest(sessions_known, p_walk) END;
+    IF estimate <= p_estimate_most THEN
+        -- 2. Few sessions hold the finished words: their index, past step 1, newest first (a
+        --    session whose words are unknown is read too). The rest of the terms are checked on
+        --    the rows (`ts_match_vq`): asking the index for a short prefix costs its every word.
+        PERFORM set_config('enable_bitmapscan', 'on', true);
+        PERFORM set_config('enable_sort', 'on', true);
+        PERFORM set_config('enable_indexscan', 'off', true);
+        passing := ARRAY(
+            SELECT c.session_key FROM (
+                SELECT sw.session_key, sw.updated_at FROM sessionref.session_words sw
+                WHERE sw.words @@ whole_words AND ts_match_vq(sw.words, every_term)
+                  AND (sw.owner = session_user OR sw.session_key = ANY(shared))
+                  AND (sw.updated_at < last_updated
+                       OR (sw.updated_at = last_updated AND sw.session_key > last_key))
+                UNION ALL
+                SELECT sw.session_key, sw.updated_at FROM sessionref.session_words sw
+                WHERE sw.words IS NULL AND (sw.owner = session_user OR sw.session_key = ANY(shared))
+                  AND (sw.updated_at < last_updated
+                       OR (sw.updated_at = last_updated AND sw.session_key > last_key))) c
+            ORDER BY c.updated_at DESC, c.session_key LIMIT p_candidates);
+        PERFORM set_config('enable_bitmapscan', 'off', true);
+        PERFORM set_config('enable_sort', 'off', true);
+        PERFORM set_config('enable_indexscan', 'on', true);
+        RETURN QUERY SELECT * FROM sessionref.session_matches(passing, p_query, p_folder, p_exclude_id,
+            p_exclude_machine, p_examined - got, p_text_chars, shared);
+        GET DIAGNOSTICS more = ROW_COUNT;
+        RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+            NULL::real, NULL::boolean, NULL::bigint,
+            cardinality(passing) < p_candidates AND got + more < p_examined;
+        RETURN;
+    END IF;
+    -- 3. Many sessions hold the finished words, few of their messages match: read on newest first.
+    passing := ARRAY(
+        SELECT r.session_key FROM (
+            SELECT sw.session_key, sw.owner, sw.words FROM sessionref.session_words sw
+            WHERE sw.updated_at < last_updated OR (sw.updated_at = last_updated AND sw.session_key > last_key)
+            ORDER BY sw.updated_at DESC, sw.session_key LIMIT p_walk_more) r
+        WHERE (r.owner = session_user OR r.session_key = ANY(shared))
+          AND (r.words IS NULL OR ts_match_vq(r.words, every_term))
+        LIMIT p_checked_more);
+    RETURN QUERY SELECT * FROM sessionref.session_matches(passing, p_query, p_folder, p_exclude_id,
+        p_exclude_machine, least(p_examined, 2 * p_enough) - got, p_text_chars, shared);
+    RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
+        NULL::real, NULL::boolean, NULL::bigint, false;
+END
+$function$;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(
         1,
@@ -744,6 +971,12 @@ GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
         rewrites=("sessions", "places"),
     ),
     Migration(5, "conversation search counts what it read from the primary key", _SEARCH_MESSAGES_V5),
+    Migration(
+        6,
+        "conversation search checks a session's words before its messages",
+        _SESSION_WORDS_V6,
+        rewrites=("session_words",),
+    ),
 )
 """Every schema step, oldest first; a new step is appended, never edited once released."""
 

@@ -1,5 +1,5 @@
-"""Conversation search finds the same messages whichever plan answers it (newest first, reading on,
-or the full-text index), under the caller's visibility, and says when it left matches unread."""
+"""Conversation search finds the same messages whichever plan answers it (newest first, the index of
+sessions' words, or reading on), under the caller's visibility, and says when it left matches unread."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ QUERIES = (
 )
 SEARCH = (
     "SELECT id, seq, complete FROM sessionref.search_messages(to_tsquery('simple', %s), NULL, NULL, '-',"
-    " %s, 100, %s, %s, %s, %s, %s, %s, %s)"
+    " %s, 100, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 
 
@@ -71,12 +71,13 @@ def _visible_matches(catalog: Catalog, query: str) -> set[tuple[Any, ...]]:
     return set(rows)
 
 
+MOST = 2_000_000_000
 PLANS = {
-    # name: (examined, read, read_most, enough, rare, candidates, common)
-    "newest first reads everything": (5_000, 100_000, 100_000, 40, 2, 5_000, 20),
-    "the index for a rare word": (5_000, 6, 6, 100_000, 100_000, 5_000, 100_000),
-    "reading on newest first": (5_000, 6, 100_000, 100_000, 0, 5_000, 20),
-    "reading on for a common word": (5_000, 6, 100_000, 100_000, 100_000, 5_000, -1),
+    # name: (examined, walk, first, enough, estimate_most, candidates, walk_more, checked_more)
+    "newest first reads everything": (5_000, 100_000, 100_000, 40, -1, 5_000, 100_000, 100_000),
+    "the index of sessions' words": (5_000, 6, 100_000, 100_000, MOST, 100_000, 6, 6),
+    "reading on newest first": (5_000, 6, 100_000, 100_000, -1, 5_000, 100_000, 100_000),
+    "reading on past common words": (5_000, 6, 2, 100_000, MOST, 5_000, 100_000, 100_000),
 }
 
 
@@ -106,10 +107,88 @@ def test_a_search_that_leaves_matches_unread_says_so(catalog: Catalog, said: Non
             assert len([row for row in rows if row[0] is not None]) >= 3
             assert [row[2] for row in rows if row[0] is None] == [False]
         capped = connection.execute(
-            SEARCH, ("retry", 5_000, None, 6, 6, 100_000, 100_000, 10, 100_000)
+            SEARCH, ("retry", 5_000, None, 6, 100_000, 100_000, MOST, 10, 6, 6)
         ).fetchall()
-        assert [row[2] for row in capped if row[0] is None] == [False]  # the index read only 10 candidates
-        short = connection.execute(SEARCH, ("retry", 5_000, None, 6, 3, 100_000, 0, 5_000, 20)).fetchall()
-        assert [row[2] for row in short if row[0] is None] == [False]  # reading on, even less than read first
+        assert [row[2] for row in capped if row[0] is None] == [False]  # the index gave only 10 sessions
+        short = connection.execute(
+            SEARCH, ("retry", 5_000, None, 6, 100_000, 100_000, -1, 5_000, 3, 100_000)
+        ).fetchall()
+        assert [row[2] for row in short if row[0] is None] == [False]  # reading on stopped early
+    finally:
+        connection.close()
+
+
+def _words_of(catalog: Catalog, session_id: str) -> tuple[object, object]:
+    """A session's words as the search sees them (NULL: unknown), and whether they follow its times."""
+    rows = catalog.admin(
+        "SELECT w.words::text, w.updated_at = s.updated_at AND w.owner = s.owner"
+        " FROM sessionref.session_words w JOIN sessionref.sessions s ON s.key = w.session_key"
+        " WHERE s.id = %s",
+        session_id,
+    )
+    return rows[0] if rows else (None, None)
+
+
+def _add_session(catalog: Catalog, session_id: str, texts: list[str]) -> int:
+    key = catalog.admin(
+        "INSERT INTO sessionref.sessions (id, owner, machine, source, created_at, updated_at)"
+        " VALUES (%s, 'alice', 'alice-box', 'store', 0, 1) RETURNING key",  # the oldest
+        session_id,
+    )[0][0]
+    for seq, text in enumerate(texts, start=1):
+        catalog.admin(
+            "INSERT INTO sessionref.messages (session_key, seq, owner, role, kind, time, text)"
+            " VALUES (%s, %s, 'alice', 'user', 'message', %s, %s)",
+            key,
+            seq,
+            seq,
+            text,
+        )
+    assert isinstance(key, int)
+    return key
+
+
+def test_a_sessions_words_follow_every_write_of_its_messages(catalog: Catalog, said: None) -> None:
+    key = _add_session(catalog, "words-1", ["the deploy stalled", "a retry fixed it"])
+    words, follows = _words_of(catalog, "words-1")
+    assert words == "'a' 'deploy' 'fixed' 'it' 'retry' 'stalled' 'the'" and follows
+    catalog.admin("UPDATE sessionref.messages SET text = 'zeppelin' WHERE session_key = %s AND seq = 1", key)
+    catalog.admin("UPDATE sessionref.sessions SET updated_at = 2 WHERE key = %s", key)
+    words, follows = _words_of(catalog, "words-1")
+    assert "'zeppelin'" in str(words) and "'deploy'" in str(words) and follows  # grows, never shrinks
+    connection = connect(catalog.url("alice"))
+    try:
+        for plan in PLANS.values():
+            rows = connection.execute(SEARCH, ("zeppelin", plan[0], ["zeppelin"], *plan[1:])).fetchall()
+            assert {(row[0], row[1]) for row in rows if row[0] is not None} == {("words-1", 1)}, plan
+    finally:
+        connection.close()
+    catalog.admin("DELETE FROM sessionref.sessions WHERE key = %s", key)
+    assert _words_of(catalog, "words-1") == (None, None)
+
+
+def test_a_session_with_too_many_words_is_always_read(catalog: Catalog, said: None) -> None:
+    rng = random.Random(5)
+    texts = [
+        " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=12)) for _ in range(7_500))
+        for _ in range(7)
+    ]
+    key = _add_session(catalog, "words-big", [*texts, "the narwhal answer"])
+    assert _words_of(catalog, "words-big")[0] is None  # past SESSION_WORDS_BYTES: unknown
+    connection = connect(catalog.url("alice"))
+    try:
+        for plan in PLANS.values():
+            rows = connection.execute(SEARCH, ("narwhal", plan[0], ["narwhal"], *plan[1:])).fetchall()
+            assert {(row[0], row[1]) for row in rows if row[0] is not None} == {("words-big", 8)}, plan
+    finally:
+        connection.close()
+        catalog.admin("DELETE FROM sessionref.sessions WHERE key = %s", key)
+
+
+def test_nobody_reads_the_sessions_words_but_the_search(catalog: Catalog, said: None) -> None:
+    connection = connect(catalog.url("alice"))
+    try:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            connection.execute("SELECT count(*) FROM sessionref.session_words")
     finally:
         connection.close()
