@@ -829,6 +829,7 @@ BEGIN
         -- 2. Few sessions hold the finished words: their index, past step 1, newest first (a
         --    session whose words are unknown is read too). The rest of the terms are checked on
         --    the rows (`ts_match_vq`): asking the index for a short prefix costs its every word.
+        --    `+ 0`: past step 1 is nearly every session, which an index would read (97 against 12 ms).
         PERFORM set_config('enable_bitmapscan', 'on', true);
         PERFORM set_config('enable_sort', 'on', true);
         PERFORM set_config('enable_indexscan', 'off', true);
@@ -837,13 +838,13 @@ BEGIN
                 SELECT sw.session_key, sw.updated_at FROM sessionref.session_words sw
                 WHERE sw.words @@ whole_words AND ts_match_vq(sw.words, every_term)
                   AND (sw.owner = session_user OR sw.session_key = ANY(shared))
-                  AND (sw.updated_at < last_updated
-                       OR (sw.updated_at = last_updated AND sw.session_key > last_key))
+                  AND (sw.updated_at + 0 < last_updated
+                       OR (sw.updated_at + 0 = last_updated AND sw.session_key > last_key))
                 UNION ALL
                 SELECT sw.session_key, sw.updated_at FROM sessionref.session_words sw
                 WHERE sw.words IS NULL AND (sw.owner = session_user OR sw.session_key = ANY(shared))
-                  AND (sw.updated_at < last_updated
-                       OR (sw.updated_at = last_updated AND sw.session_key > last_key))) c
+                  AND (sw.updated_at + 0 < last_updated
+                       OR (sw.updated_at + 0 = last_updated AND sw.session_key > last_key))) c
             ORDER BY c.updated_at DESC, c.session_key LIMIT p_candidates);
         PERFORM set_config('enable_bitmapscan', 'off', true);
         PERFORM set_config('enable_sort', 'off', true);
