@@ -749,7 +749,7 @@ DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, int
 CREATE FUNCTION sessionref.search_messages(
     p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
     p_text_chars integer, p_terms text[] DEFAULT NULL, p_walk integer DEFAULT 10000,
-    p_first integer DEFAULT 1000, p_enough integer DEFAULT 40, p_estimate_most integer DEFAULT 3000,
+    p_first integer DEFAULT 1000, p_enough integer DEFAULT 40, p_estimate_most integer DEFAULT 1000,
     p_candidates integer DEFAULT 400, p_walk_more integer DEFAULT 15000,
     p_checked_more integer DEFAULT 600
 ) RETURNS TABLE (
