@@ -650,6 +650,14 @@ END
 $function$;
 """
 
+FILL_SESSION_WORDS: Final = """INSERT INTO sessionref.session_words (session_key, owner, updated_at, words)
+    SELECT s.key, s.owner, s.updated_at, w.words
+    FROM (SELECT m.session_key, sessionref.words_union(m.words) AS words
+          FROM sessionref.messages m GROUP BY m.session_key) w
+    JOIN sessionref.sessions s ON s.key = w.session_key"""
+"""Every session's words gathered from its messages (schema version 6 on; a bulk load that bypassed
+the words' triggers runs it after loading)."""
+
 _SESSION_WORDS_V6: Final = f"""
 -- Conversation search reads a session's words before its messages (docs/catalog.md, "Conversation
 -- search: the first screen"). `session_words` holds every word of a session's messages, without
@@ -674,11 +682,7 @@ CREATE TABLE sessionref.session_words (
     words tsvector
 );
 ALTER TABLE sessionref.session_words ENABLE ROW LEVEL SECURITY;
-INSERT INTO sessionref.session_words (session_key, owner, updated_at, words)
-    SELECT s.key, s.owner, s.updated_at, w.words
-    FROM (SELECT m.session_key, sessionref.words_union(m.words) AS words
-          FROM sessionref.messages m GROUP BY m.session_key) w
-    JOIN sessionref.sessions s ON s.key = w.session_key;
+{FILL_SESSION_WORDS};
 CREATE INDEX session_words_recent ON sessionref.session_words (updated_at DESC, session_key);
 CREATE INDEX session_words_unknown ON sessionref.session_words (updated_at DESC, session_key)
     WHERE words IS NULL;
