@@ -741,6 +741,12 @@ AS $function$
     LIMIT p_limit
 $function$;
 
+-- Title discovery's index step joins the newest sessions of each matching cwd by key: at 200,000
+-- sessions the planner hashed the whole sessions table for it instead (a rare 3-letter needle such
+-- as `niv`: 155 ms, 6 ms by key).
+ALTER FUNCTION sessionref.find_indexed(integer, text, text, text, text, text, integer)
+    SET enable_hashjoin = off SET enable_mergejoin = off;
+
 DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, integer, text[], integer,
     integer, integer, integer, integer, integer);
 -- Conversation search in up to three steps, each bounded (docs/catalog.md):
@@ -978,7 +984,7 @@ GRANT SELECT, INSERT, DELETE ON sessionref.shares TO PUBLIC;
     Migration(5, "conversation search counts what it read from the primary key", _SEARCH_MESSAGES_V5),
     Migration(
         6,
-        "conversation search checks a session's words before its messages",
+        "conversation search checks a session's words before its messages; titles join by key",
         _SESSION_WORDS_V6,
         rewrites=("session_words",),
     ),
