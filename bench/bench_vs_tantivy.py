@@ -125,6 +125,13 @@ def _size_mb(folder: Path) -> float:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 1e6
 
 
+def _usable(index_path: Path) -> bool:
+    """Whether a kept index of ours opens as it is (not of another schema: then it is built again)."""
+    index = TextIndex(index_path)
+    index.close()
+    return not index.rebuilt
+
+
 def tantivy_search(index: Any, text: str) -> int:
     """Sessions found for `text` as typed (top `HITS` hits grouped to `SESSIONS_SHOWN`, with snippets)."""
     import tantivy
@@ -213,7 +220,7 @@ def main() -> None:
         ordered = sorted(corpus.paths, key=lambda path: (corpus.facts[path.parent.name][1], path.parent.name))
         index_path = kept / "ours" / ".sessionref-text.sqlite"
         tantivy_path = kept / "tantivy"
-        if not (index_path.exists() and (tantivy_path / "meta.json").exists()):
+        if not (index_path.exists() and (tantivy_path / "meta.json").exists() and _usable(index_path)):
             shutil.rmtree(index_path.parent, ignore_errors=True)
             shutil.rmtree(tantivy_path, ignore_errors=True)
             index_path.parent.mkdir(parents=True)

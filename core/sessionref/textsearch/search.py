@@ -16,8 +16,11 @@ message would show first:
 4. A ranked keystroke is ranked over every match when that stays within `FULL_RANK_BUDGET`
    (`_exact`): each shard gives its best messages by bm25, and more of them only when the first
    screen is not yet settled by them (threshold: no message left unread in any shard can reach
-   the bands shown). Past the budget it falls back to the newest `CANDIDATE_ROWS` matching
-   messages (`complete=False`), bm25 asked for only while `RANK_POSTINGS_BUDGET` allows.
+   the bands shown). Past the budget, a single finished word is ranked from its lists in the
+   sealed shards (`word_lists`: its best messages there, stored when the shard sealed) with the
+   other shards scored live, when those fit the budget (`_listed_shards`). Else it falls back to
+   the newest `CANDIDATE_ROWS` matching messages (`complete=False`), bm25 asked for only while
+   `RANK_POSTINGS_BUDGET` allows.
 5. An unranked keystroke reads the newest matches, shard by shard, until it has
    `RECENT_SESSIONS_PER_SHOWN` times the sessions to show (`_newest`): rows are numbered in
    insertion order, so the newest matches belong to the most recently active sessions. A phrase
@@ -336,7 +339,7 @@ class Searcher:
             within = self._full_rank_shards(expression, executed, matches, work, shards, cancel)
             listed: dict[int, WordList] = {}
             if within is None:
-                within, listed = self._listed_shards(expression, executed, work, shards, cancel)
+                within, listed = self._listed_shards(expression, executed, shards, cancel)
             if within is not None:
                 result, matched = self._exact(
                     plan, expression, within, request, exclude_key, facts, cancel, listed
@@ -457,7 +460,6 @@ class Searcher:
         self,
         expression: str,
         executed: Sequence[Phrase],
-        work: Mapping[Phrase, float],
         shards: Sequence[int],
         cancel: SearchCancellation,
     ) -> tuple[list[int] | None, dict[int, WordList]]:
@@ -486,7 +488,7 @@ class Searcher:
                         f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)
                     ).fetchone()[0]
                 )
-            if live * SCORE_ROW_POSTINGS + work[executed[0]] > FULL_RANK_BUDGET:
+            if live * (SCORE_ROW_POSTINGS + 1) > FULL_RANK_BUDGET:  # scored, and walked once for the idf
                 return None, {}
         return list(shards), listed
 
