@@ -2,25 +2,21 @@
 
 `update` batches changes into transactions of about `BATCH_ROWS` messages and writes a batch on
 a worker thread while the caller prepares the next one (reading logs and indexing overlap on two
-cores). A bulk update (a first build) lets FTS5 merge each shard once, when it is full. A shard
-that sealed (or lost its lists to a deletion) gets its word lists (`word_lists`): in a bulk
-update computed by a thread of their own on a read connection while the build goes on (the
-writer is the build's bottleneck: the thread reading logs waits on it about half the time), and
-stored by the writer; otherwise computed and stored by the writer right after the batch.
+cores). A bulk update (a first build) lets FTS5 merge each shard once, when it is full. Once an
+update ends, the shards it sealed get their word lists in the background (`list_worker`).
 """
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from sessionref.textsearch.index_file import IndexFile
+from sessionref.textsearch.list_worker import ListWorker
 from sessionref.textsearch.protocol import Progress, SessionChange, SessionRows, UpdateReport
-from sessionref.textsearch.schema import FTS_AUTOMERGE, connect, list_shards, shard_of, shard_table
-from sessionref.textsearch.word_lists import ShardLists, compute_lists, store_lists, unlisted_sealed
+from sessionref.textsearch.schema import FTS_AUTOMERGE, list_shards, shard_of, shard_table
 from sessionref.textsearch.writer import BatchWriter, PreparedChange, prepare
 
 # Messages per write transaction (and per progress report) during `update`: larger batches mean
@@ -31,55 +27,10 @@ BATCH_ROWS = 50_000
 BATCH_SESSIONS = 2_000
 
 
-log = logging.getLogger("sessionref.textsearch")
-
-
-class _Lister:
-    """Computes the word lists of the shards a bulk update sealed, one at a time, on a thread and
-    a read connection of its own (SQLite runs them without the GIL)."""
-
-    def __init__(self, file: IndexFile) -> None:
-        self._file = file
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-lists")
-        self._connection: sqlite3.Connection | None = None
-        self._pending: list[Future[ShardLists]] = []
-
-    def submit(self, shard: int) -> None:
-        """Start computing `shard`'s lists (sealed, merged, committed)."""
-        self._pending.append(self._pool.submit(self._compute, shard))
-
-    def _compute(self, shard: int) -> ShardLists:
-        if self._connection is None:
-            self._connection = connect(self._file.path, reader=True)
-        return compute_lists(self._connection, shard)
-
-    def computed(self, *, wait: bool) -> list[ShardLists]:
-        """The lists computed so far (all of them when `wait`); a failed computation is left to
-        the writer (`_list_sealed_shards`)."""
-        ready: list[ShardLists] = []
-        for future in list(self._pending):
-            if wait or future.done():
-                self._pending.remove(future)
-                try:
-                    ready.append(future.result())
-                except sqlite3.Error as error:
-                    log.warning("cannot compute word lists beside the build: %s", error)
-        return ready
-
-    def close(self) -> None:
-        """Stop the thread (after what it is computing) and close its connection."""
-        for future in self._pending:
-            future.cancel()
-        self._pool.shutdown(wait=True)
-        if self._connection is not None:
-            self._connection.close()
-
-
 @dataclass
 class _Bulk:
-    """Shards a bulk update wrote to, those already merged, and who computes their lists."""
+    """Shards a bulk update wrote to, and those already merged."""
 
-    lister: _Lister
     written: set[int] = field(default_factory=set)
     optimized: set[int] = field(default_factory=set)
 
@@ -98,10 +49,16 @@ def _batches(changes: Iterable[SessionChange]) -> Iterator[list[PreparedChange]]
 
 
 class IndexUpdater:
-    """The writes of `TextIndex` into `file`: `update`, on its write connection."""
+    """The writes of `TextIndex` into `file`: `update`, on its write connection, and the word
+    lists computed after it (`lists`)."""
 
     def __init__(self, file: IndexFile) -> None:
         self._file = file
+        self.lists = ListWorker(file)
+
+    def close(self) -> None:
+        """Stop computing word lists (the file stays open)."""
+        self.lists.close()
 
     def _write_batch(self, batch: list[PreparedChange], bulk: _Bulk | None) -> UpdateReport:
         def work(connection: sqlite3.Connection) -> UpdateReport:
@@ -119,10 +76,6 @@ class IndexUpdater:
                         if shard < head:
                             _finish_shard(connection, shard)
                             bulk.optimized.add(shard)
-                            bulk.lister.submit(shard)
-                    _store_lists(connection, bulk.lister.computed(wait=False))
-                else:
-                    _list_sealed_shards(connection, writer.next_id)
             except BaseException:
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
@@ -152,8 +105,7 @@ class IndexUpdater:
         """
         sessions = inserted = deleted = 0
         pending: Future[UpdateReport] | None = None
-        state = _Bulk(_Lister(self._file)) if bulk else None
-        lists: list[ShardLists] = []
+        state = _Bulk() if bulk else None
 
         def settle() -> None:
             nonlocal sessions, inserted, deleted, pending
@@ -190,36 +142,8 @@ class IndexUpdater:
                             _finish_shard(connection, shard)
                         else:
                             _set_shard_automerge(connection, shard, FTS_AUTOMERGE)
-                if finished:
-                    lists = state.lister.computed(wait=True)
-                state.lister.close()
-        if state is not None:
-            self._file.write(lambda connection: self._finish_lists(connection, lists))
+        self.lists.wake()
         return UpdateReport(sessions, inserted, deleted)
-
-    @staticmethod
-    def _finish_lists(connection: sqlite3.Connection, lists: list[ShardLists]) -> None:
-        """Store the lists computed beside a bulk update, then list any sealed shard still without."""
-        _store_lists(connection, lists)
-        next_id = int(connection.execute("SELECT value FROM meta WHERE key = 'next_id'").fetchone()[0])
-        _list_sealed_shards(connection, next_id)
-
-
-def _store_lists(connection: sqlite3.Connection, lists: list[ShardLists]) -> None:
-    """Store computed lists, each in its own transaction (those of a shard that lost rows since are
-    dropped: the shard is listed again by `_list_sealed_shards`)."""
-    for computed in lists:
-        connection.execute("BEGIN IMMEDIATE")
-        store_lists(connection, computed)
-        connection.execute("COMMIT")
-
-
-def _list_sealed_shards(connection: sqlite3.Connection, next_id: int) -> None:
-    """Compute and store the word lists of every sealed shard without them, one transaction each."""
-    for shard in unlisted_sealed(connection, list_shards(connection), next_id):
-        connection.execute("BEGIN IMMEDIATE")
-        store_lists(connection, compute_lists(connection, shard))
-        connection.execute("COMMIT")
 
 
 def _set_shard_automerge(connection: sqlite3.Connection, shard: int, level: int) -> None:

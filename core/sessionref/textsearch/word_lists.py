@@ -3,21 +3,21 @@
 A shard is sealed once every row id of its range has been given out: no row is ever added to it
 again, so its bm25 statistics (messages, mean length, each word's document count) change only
 when rows are deleted from it. The best `LIST_ROWS` messages of a word in a sealed shard, with
-their bm25, are then the same at every keystroke; they are computed when the shard seals (during
-a first build and in any later update) and stored, for the words a keystroke could not rank
+their bm25, are then the same at every keystroke; they are computed once the shard has sealed
+(in the background, after the update that sealed it) and stored, for the words a keystroke could not rank
 live: in at least `LIST_MIN_DOCUMENTS` messages of the shard and in less than `LIST_MAX_SHARE` of
 them (a very common word scores nothing, docs/search.md "Ranking a keystroke"). A list's last
 score bounds every message of the word it does not hold, which is what lets a search settle a
 first screen from lists (`search.Searcher`). Deleting rows from a shard changes its statistics:
-the writer drops that shard's lists (`drop_lists`), searches score the shard live or fall back
-until the next update lists it again.
+the writer drops that shard's lists (`drop_lists`), and searches score the shard live or fall
+back until `list_worker.ListWorker` has listed it again.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sessionref.textsearch.schema import shard_range, shard_table
@@ -70,10 +70,13 @@ def shard_messages(connection: sqlite3.Connection, shard: int) -> int:
     return int(connection.execute(f"SELECT count(*) FROM {shard_table(shard)}_docsize").fetchone()[0])
 
 
-def compute_lists(connection: sqlite3.Connection, shard: int) -> ShardLists:
+def compute_lists(
+    connection: sqlite3.Connection, shard: int, stopped: Callable[[], bool] = lambda: False
+) -> ShardLists | None:
     """The lists of sealed `shard`, read on `connection` (it writes nothing but a temp table):
     each word in at least `LIST_MIN_DOCUMENTS` of its messages, with its best `LIST_ROWS` by bm25
-    (none for a word in `LIST_MAX_SHARE` of them or more). About 1.3 µs per message of each word."""
+    (none for a word in `LIST_MAX_SHARE` of them or more); None once `stopped()` (asked between
+    words). About 1.3 µs per message of each word: 8.5 s for a full shard."""
     table = shard_table(shard)
     vocabulary = f"temp.vocabulary_{shard}"
     messages = shard_messages(connection, shard)
@@ -88,6 +91,8 @@ def compute_lists(connection: sqlite3.Connection, shard: int) -> ShardLists:
     low = shard_range(shard)[0]
     entries: list[tuple[str, int, bytes | None]] = []
     for word, documents in words:
+        if stopped():
+            return None
         if documents >= LIST_MAX_SHARE * messages:
             entries.append((word, documents, None))
             continue

@@ -1,5 +1,6 @@
-"""Word lists of sealed shards: built when a shard seals, used past the full-ranking budget, exact
-against a brute-force ranking, dropped when rows of their shard are deleted, rebuilt with the index."""
+"""Word lists of sealed shards: computed once a shard has sealed, used past the full-ranking budget,
+exact against a brute-force ranking, dropped when rows of their shard are deleted, rebuilt with the
+index."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ def small(monkeypatch: pytest.MonkeyPatch) -> None:
 def built(small: None, tmp_path: Path) -> TextIndex:
     index = TextIndex(tmp_path / schema.TEXT_INDEX_FILE_NAME)
     index.update(change(session) for session in range(SESSIONS))
+    assert index.wait_for_lists(timeout=60)
     yield index
     index.close()
 
@@ -110,7 +112,7 @@ def live_scored(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_sealed_shards_get_their_lists_when_they_seal(built: TextIndex) -> None:
+def test_sealed_shards_get_their_lists_after_the_update_that_sealed_them(built: TextIndex) -> None:
     assert listed(built) == set(range(7))  # shard 7 is still open
     best = built.file.read(lambda connection: word_lists.word_lists(connection, "flag", range(8)))
     assert set(best) == set(range(7))
@@ -131,6 +133,7 @@ def test_a_word_too_rare_or_too_common_in_a_shard_gets_no_list(
     monkeypatch.setattr(word_lists, "LIST_MAX_SHARE", 0.5)
     index = TextIndex(tmp_path / "t.sqlite")
     index.update(change(session) for session in range(SESSIONS))
+    assert index.wait_for_lists(timeout=60)
     kept = index.file.read(lambda connection: word_lists.word_lists(connection, "flag", range(8)))
     assert kept and all(not found.best and found.documents >= 4 for found in kept.values())  # too common
     assert index.file.read(lambda connection: word_lists.word_lists(connection, "nowhere", range(8))) == {}
@@ -157,7 +160,7 @@ def test_without_lists_the_same_keystroke_falls_back_to_the_newest(
     assert not result.complete
 
 
-def test_deleting_rows_of_a_sealed_shard_drops_its_lists_until_the_update_lists_it_again(
+def test_deleting_rows_of_a_sealed_shard_drops_its_lists_until_they_are_computed_again(
     built: TextIndex,
 ) -> None:
     def remove_first_session(connection: sqlite3.Connection) -> set[int]:
@@ -170,11 +173,13 @@ def test_deleting_rows_of_a_sealed_shard_drops_its_lists_until_the_update_lists_
 
     assert built.file.write(remove_first_session) == set(range(1, 7))  # s00's rows were in shard 0
     built.update([change(5, range(MESSAGES - 1))])  # s05 rewritten: its last row is gone
+    assert built.wait_for_lists(timeout=60)
     assert listed(built) == set(range(7))  # listed again, with the shards' new statistics
     result = built.search(ConversationRequest("flag ", limit=3), facts=facts)
     assert result.complete
     assert [match.session_id for match in result.matches] == brute_force(built, '"flag"', 3)
     built.update([SessionRemoved("s09")])
+    assert built.wait_for_lists(timeout=60)
     result = built.search(ConversationRequest("flag ", limit=3), facts=facts)
     assert result.complete and "s09" not in [match.session_id for match in result.matches]
     assert [match.session_id for match in result.matches] == brute_force(built, '"flag"', 3)
@@ -190,6 +195,7 @@ def test_an_index_of_the_schema_before_lists_is_rebuilt_with_them(small: None, t
     rebuilt = TextIndex(path)
     assert rebuilt.rebuilt and listed(rebuilt) == set()
     rebuilt.update(change(session) for session in range(SESSIONS))
+    assert rebuilt.wait_for_lists(timeout=60)
     assert listed(rebuilt) == set(range(7))
     rebuilt.close()
 
@@ -202,11 +208,12 @@ def all_lists(index: TextIndex) -> list[tuple[str, int, int, bytes | None]]:
     )
 
 
-def test_a_bulk_build_lists_its_sealed_shards_beside_the_writer_as_an_update_would(
+def test_a_bulk_build_gets_the_lists_an_update_would(
     built: TextIndex, tmp_path: Path
 ) -> None:
     bulk = TextIndex(tmp_path / "bulk.sqlite")
     bulk.update((change(session) for session in range(SESSIONS)), bulk=True)
+    assert bulk.wait_for_lists(timeout=60)
     assert listed(bulk) == listed(built) == set(range(7))
     assert all_lists(bulk) == all_lists(built) != []
     bulk.close()
