@@ -17,7 +17,7 @@ message would show first:
    (`_exact`): each shard gives its best messages by bm25, and more of them only when the first
    screen is not yet settled by them (threshold: no message left unread in any shard can reach
    the bands shown). Past the budget, a single finished word is ranked from its lists in the
-   sealed shards (`word_lists`: its best messages there, stored when the shard sealed) with the
+   sealed shards (`word_lists`: its best messages there, computed once the shard sealed) with the
    other shards scored live, when those fit the budget (`_listed_shards`). Else it falls back to
    the newest `CANDIDATE_ROWS` matching messages (`complete=False`), bm25 asked for only while
    `RANK_POSTINGS_BUDGET` allows.
@@ -507,7 +507,7 @@ class Searcher:
         and whether any message matched at all.
 
         Each shard gives its `TOP_ROWS_PER_SHOWN` × limit best messages by bm25 (from the word's
-        list for the shards in `listed`: the same rows and scores, computed when the shard
+        list for the shards in `listed`: the same rows and scores, computed once the shard
         sealed). A shard that had more leaves messages unread that score at most its last one
         read; the first screen is settled once every session shown lies in a relevance band above
         the best of those (no unread message can enter or reorder it). Until then the unsettled

@@ -208,9 +208,7 @@ def all_lists(index: TextIndex) -> list[tuple[str, int, int, bytes | None]]:
     )
 
 
-def test_a_bulk_build_gets_the_lists_an_update_would(
-    built: TextIndex, tmp_path: Path
-) -> None:
+def test_a_bulk_build_gets_the_lists_an_update_would(built: TextIndex, tmp_path: Path) -> None:
     bulk = TextIndex(tmp_path / "bulk.sqlite")
     bulk.update((change(session) for session in range(SESSIONS)), bulk=True)
     assert bulk.wait_for_lists(timeout=60)
