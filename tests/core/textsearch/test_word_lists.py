@@ -15,6 +15,7 @@ from sessionref.textsearch import (
     SessionRemoved,
     SessionRows,
     TextIndex,
+    list_worker,
     schema,
     word_lists,
 )
@@ -215,3 +216,25 @@ def test_a_bulk_build_gets_the_lists_an_update_would(built: TextIndex, tmp_path:
     assert listed(bulk) == listed(built) == set(range(7))
     assert all_lists(bulk) == all_lists(built) != []
     bulk.close()
+
+
+def test_lists_computed_on_a_file_that_moved_meanwhile_are_not_stored(
+    small: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = TextIndex(tmp_path / "t.sqlite")
+    computed = list_worker.compute_lists
+
+    def while_the_file_moves(*args: object, **options: object) -> object:
+        found = computed(*args, **options)  # type: ignore[arg-type]
+        index.file.generation += 1  # as a reset or another process's rebuild would, meanwhile
+        return found
+
+    monkeypatch.setattr(list_worker, "compute_lists", while_the_file_moves)
+    index.update(change(session) for session in range(SESSIONS))
+    assert index.wait_for_lists(timeout=60)
+    assert listed(index) == set()
+    monkeypatch.setattr(list_worker, "compute_lists", computed)
+    index.update([])
+    assert index.wait_for_lists(timeout=60)
+    assert listed(index) == set(range(7))
+    index.close()
