@@ -86,8 +86,14 @@ class TextIndex:
         """Apply `changes` in batches, each in one transaction (see `IndexUpdater.update`)."""
         return self._updater.update(changes, progress=progress, total=total, bulk=bulk)
 
+    def wait_for_lists(self, timeout: float | None = None) -> bool:
+        """Wait until the word lists of every shard the updates sealed are computed (they are, in
+        the background: `list_worker`); False when `timeout` passed first."""
+        return self._updater.lists.wait_idle(timeout)
+
     def close(self) -> None:
         """Close the file's connections (idempotent); later calls raise `TEXT_SEARCH_CLOSED`."""
+        self._updater.close()
         self.file.close()
 
     def search(

@@ -48,6 +48,7 @@ class IndexFile:
         self._read_lock = threading.Lock()
         self._closed = False
         self.resets = 0
+        self.generation = 0  # grows each time the connections move to a new file (reset, replaced)
         self._writer, self.rebuilt = open_index_file(self.path, verify=verify, slow=slow)
         self._connect()
 
@@ -126,6 +127,7 @@ class IndexFile:
             self._connect()
             self.rebuilt = True
             self.resets += 1
+            self.generation += 1
 
     def _follow_file(self) -> None:
         """Reopen when another process replaced the file (it found it damaged and started it again).
@@ -144,6 +146,7 @@ class IndexFile:
             self._writer, _ = open_index_file(self.path, verify=False, slow=self._slow)
             self._connect()
             self.rebuilt = True
+            self.generation += 1
 
     def _damaged(self, error: sqlite3.Error) -> TextSearchError:
         self._reset(error)

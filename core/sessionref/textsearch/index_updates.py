@@ -2,7 +2,8 @@
 
 `update` batches changes into transactions of about `BATCH_ROWS` messages and writes a batch on
 a worker thread while the caller prepares the next one (reading logs and indexing overlap on two
-cores). A bulk update (a first build) lets FTS5 merge each shard once, when it is full.
+cores). A bulk update (a first build) lets FTS5 merge each shard once, when it is full. Once an
+update ends, the shards it sealed get their word lists in the background (`list_worker`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from sessionref.textsearch.index_file import IndexFile
+from sessionref.textsearch.list_worker import ListWorker
 from sessionref.textsearch.protocol import Progress, SessionChange, SessionRows, UpdateReport
 from sessionref.textsearch.schema import FTS_AUTOMERGE, list_shards, shard_of, shard_table
 from sessionref.textsearch.writer import BatchWriter, PreparedChange, prepare
@@ -47,10 +49,16 @@ def _batches(changes: Iterable[SessionChange]) -> Iterator[list[PreparedChange]]
 
 
 class IndexUpdater:
-    """The writes of `TextIndex` into `file`: `update`, on its write connection."""
+    """The writes of `TextIndex` into `file`: `update`, on its write connection, and the word
+    lists computed after it (`lists`)."""
 
     def __init__(self, file: IndexFile) -> None:
         self._file = file
+        self.lists = ListWorker(file)
+
+    def close(self) -> None:
+        """Stop computing word lists (the file stays open)."""
+        self.lists.close()
 
     def _write_batch(self, batch: list[PreparedChange], bulk: _Bulk | None) -> UpdateReport:
         def work(connection: sqlite3.Connection) -> UpdateReport:
@@ -134,6 +142,7 @@ class IndexUpdater:
                             _finish_shard(connection, shard)
                         else:
                             _set_shard_automerge(connection, shard, FTS_AUTOMERGE)
+        self.lists.wake()
         return UpdateReport(sessions, inserted, deleted)
 
 

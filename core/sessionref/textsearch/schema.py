@@ -29,7 +29,7 @@ from sessionref.textsearch.normalize import FOLD_VERSION
 log = logging.getLogger("sessionref.textsearch")
 
 TEXT_INDEX_FILE_NAME = ".sessionref-text.sqlite"
-SCHEMA_VERSION = "2"  # 2: `session_runs`
+SCHEMA_VERSION = "3"  # 2: `session_runs`; 3: `word_lists`, `listed_shards`
 # Row ids per full-text shard (2**18 = 262,144 messages).
 SHARD_BITS = 18
 # FTS5 prefix indexes, in characters: a word being typed is looked up as a prefix from 3
@@ -68,6 +68,15 @@ CREATE TABLE messages (
 CREATE UNIQUE INDEX messages_by_session ON messages (session, seq);
 CREATE TABLE session_runs (first_id INTEGER PRIMARY KEY, session INTEGER NOT NULL);
 CREATE TABLE message_texts (id INTEGER PRIMARY KEY, text NOT NULL);
+CREATE TABLE listed_shards (shard INTEGER PRIMARY KEY);
+CREATE TABLE word_lists (
+    word TEXT NOT NULL,
+    shard INTEGER NOT NULL,
+    documents INTEGER NOT NULL,
+    best BLOB,
+    PRIMARY KEY (word, shard)
+) WITHOUT ROWID;
+CREATE INDEX word_lists_by_shard ON word_lists (shard);
 """
 # `messages.kind`
 KIND_USER = 0

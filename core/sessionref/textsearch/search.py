@@ -16,8 +16,11 @@ message would show first:
 4. A ranked keystroke is ranked over every match when that stays within `FULL_RANK_BUDGET`
    (`_exact`): each shard gives its best messages by bm25, and more of them only when the first
    screen is not yet settled by them (threshold: no message left unread in any shard can reach
-   the bands shown). Past the budget it falls back to the newest `CANDIDATE_ROWS` matching
-   messages (`complete=False`), bm25 asked for only while `RANK_POSTINGS_BUDGET` allows.
+   the bands shown). Past the budget, a single finished word is ranked from its lists in the
+   sealed shards (`word_lists`: its best messages there, computed once the shard sealed) with the
+   other shards scored live, when those fit the budget (`_listed_shards`). Else it falls back to
+   the newest `CANDIDATE_ROWS` matching messages (`complete=False`), bm25 asked for only while
+   `RANK_POSTINGS_BUDGET` allows.
 5. An unranked keystroke reads the newest matches, shard by shard, until it has
    `RECENT_SESSIONS_PER_SHOWN` times the sessions to show (`_newest`): rows are numbered in
    insertion order, so the newest matches belong to the most recently active sessions. A phrase
@@ -69,6 +72,7 @@ from sessionref.textsearch.schema import (
 )
 from sessionref.textsearch.snippet import make_snippet, match_pattern
 from sessionref.textsearch.vocabulary import Vocabulary
+from sessionref.textsearch.word_lists import WordList, usable, word_lists
 from sessionref.textsearch.writer import loaded_text
 
 # Matching messages examined per search at most (newest first) when not every match is ranked.
@@ -333,8 +337,13 @@ class Searcher:
         reach = len(shards) if per_shard == 0 else max(1, int(CANDIDATE_WORK_BUDGET / per_shard))
         if scored:
             within = self._full_rank_shards(expression, executed, matches, work, shards, cancel)
+            listed: dict[int, WordList] = {}
+            if within is None:
+                within, listed = self._listed_shards(expression, executed, shards, cancel)
             if within is not None:
-                result, matched = self._exact(plan, expression, within, request, exclude_key, facts, cancel)
+                result, matched = self._exact(
+                    plan, expression, within, request, exclude_key, facts, cancel, listed
+                )
                 if not matched:
                     self._remember_empty(executed, version)
                 return result
@@ -447,6 +456,42 @@ class Searcher:
             return None
         return [shard for shard in shards if counts[shard] > 0]
 
+    def _listed_shards(
+        self,
+        expression: str,
+        executed: Sequence[Phrase],
+        shards: Sequence[int],
+        cancel: SearchCancellation,
+    ) -> tuple[list[int] | None, dict[int, WordList]]:
+        """For a single finished word past `FULL_RANK_BUDGET`: the shards to read for a ranking of
+        every match, its lists in the sealed shards (`word_lists`) standing for their messages, or
+        None when the shards without a list would still cost more than the budget.
+
+        The shards without a list are counted: a listed shard without the word's list holds it in
+        fewer than `LIST_MIN_DOCUMENTS` messages, the newest (open) shard is never listed.
+        """
+        if len(executed) != 1 or executed[0].prefix or len(executed[0].tokens) != 1:
+            return None, {}
+        found = word_lists(self.connection, executed[0].tokens[0], shards)
+        listed = usable(found)
+        live = 0
+        for shard in shards:
+            if shard in listed:
+                continue
+            cancel.raise_if_cancelled()
+            if shard in found:  # too common in this shard to list
+                live += found[shard].documents
+            else:
+                table = shard_table(shard)
+                live += int(
+                    self.connection.execute(
+                        f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)
+                    ).fetchone()[0]
+                )
+            if live * (SCORE_ROW_POSTINGS + 1) > FULL_RANK_BUDGET:  # scored, and walked once for the idf
+                return None, {}
+        return list(shards), listed
+
     def _exact(
         self,
         plan: QueryPlan,
@@ -456,24 +501,35 @@ class Searcher:
         exclude_key: int,
         facts: FactsProvider,
         cancel: SearchCancellation,
+        listed: Mapping[int, WordList] | None = None,
     ) -> tuple[ConversationSearchResult, bool]:
         """The first screen of a ranking of every match of `expression` in `shards` (threshold),
         and whether any message matched at all.
 
-        Each shard gives its `TOP_ROWS_PER_SHOWN` × limit best messages by bm25. A shard that had
-        more leaves messages unread that score at most its last one read; the first screen is
-        settled once every session shown lies in a relevance band above the best of those (no
-        unread message can enter or reorder it). Until then the unsettled shards are read deeper.
+        Each shard gives its `TOP_ROWS_PER_SHOWN` × limit best messages by bm25 (from the word's
+        list for the shards in `listed`: the same rows and scores, computed once the shard
+        sealed). A shard that had more leaves messages unread that score at most its last one
+        read; the first screen is settled once every session shown lies in a relevance band above
+        the best of those (no unread message can enter or reorder it). Until then the unsettled
+        shards are read deeper (a list, as deep as it goes).
         """
+        lists = listed or {}
         limit = request.limit
         depth = TOP_ROWS_PER_SHOWN * limit
         read: dict[int, list[tuple[int, float]]] = {}
+        more: dict[int, bool] = {}  # per shard: whether it has messages left unread
         todo = list(shards)
         while True:
             for shard in todo:
                 cancel.raise_if_cancelled()
-                read[shard] = self._scores(shard, expression, depth)
-            cut = [shard for shard in read if len(read[shard]) == depth]
+                kept = lists.get(shard)
+                if kept is None:
+                    read[shard] = self._scores(shard, expression, depth)
+                    more[shard] = len(read[shard]) == depth
+                else:
+                    read[shard] = list(kept.best[:depth])
+                    more[shard] = kept.documents > len(read[shard])
+            cut = [shard for shard in read if more[shard]]
             unread = max((read[shard][-1][1] for shard in cut), default=None)
             candidates = [row for shard in read for row in self._rows.keyed(read[shard], exclude_key)]
             order, known, top = self._order(candidates, request, facts, ranked=True, any_word=False)

@@ -31,6 +31,7 @@ from sessionref.textsearch.schema import (
     shard_range,
     shard_table,
 )
+from sessionref.textsearch.word_lists import drop_lists
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -276,6 +277,8 @@ class BatchWriter:
                 "SELECT 'delete', value ->> 0, value ->> 1 FROM json_each(?)",
                 (_json(bodies),),
             )
+        # The shards' bm25 statistics changed: their lists no longer hold their best messages.
+        drop_lists(connection, by_shard)
         connection.execute("DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))", (payload,))
         connection.execute(
             "DELETE FROM message_texts WHERE id IN (SELECT value FROM json_each(?))", (payload,)
