@@ -658,6 +658,18 @@ FILL_SESSION_WORDS: Final = """INSERT INTO sessionref.session_words (session_key
 """Every session's words gathered from its messages (schema version 6 on; a bulk load that bypassed
 the words' triggers runs it after loading)."""
 
+_MATCH_ROWS: Final = """RETURNS TABLE (
+    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
+    same_folder boolean, updated_at bigint, complete boolean
+)"""
+"""What conversation search returns: matching messages, then one status row (`complete`)."""
+_NEWEST_FIRST_PLAN: Final = (
+    "SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off\n"
+    "SET enable_bitmapscan = off SET enable_indexscan = on SET max_parallel_workers_per_gather = 0"
+)
+"""The plan conversation search pins (ordered index reads, nested loops); a step that needs another
+sets it for itself and puts it back. Every setting named, so none leaks in from the caller."""
+
 _SESSION_WORDS_V6: Final = f"""
 -- Conversation search reads a session's words before its messages (docs/catalog.md, "Conversation
 -- search: the first screen"). `session_words` holds every word of a session's messages, without
@@ -721,13 +733,9 @@ CREATE TRIGGER sessions_words_follow AFTER UPDATE OF owner, updated_at ON sessio
 CREATE FUNCTION sessionref.session_matches(
     p_sessions bigint[], p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text,
     p_limit bigint, p_text_chars integer, p_shared bigint[]
-) RETURNS TABLE (
-    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
-    same_folder boolean, updated_at bigint, complete boolean
-)
+) {_MATCH_ROWS}
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
-SET enable_bitmapscan = off SET enable_indexscan = on SET max_parallel_workers_per_gather = 0
+{_NEWEST_FIRST_PLAN}
 SET jit = off
 AS $function$
     SELECT s.id, m.seq, m.role, m.kind, m.time, left(m.text, p_text_chars), ts_rank(m.words, p_query),
@@ -762,13 +770,9 @@ CREATE FUNCTION sessionref.search_messages(
     p_first integer DEFAULT 1000, p_enough integer DEFAULT 40, p_estimate_most integer DEFAULT 1000,
     p_candidates integer DEFAULT 400, p_walk_more integer DEFAULT 15000,
     p_checked_more integer DEFAULT 600
-) RETURNS TABLE (
-    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
-    same_folder boolean, updated_at bigint, complete boolean
-)
+) {_MATCH_ROWS}
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
-SET enable_bitmapscan = off SET enable_indexscan = on SET max_parallel_workers_per_gather = 0
+{_NEWEST_FIRST_PLAN}
 SET plan_cache_mode = force_custom_plan SET jit = off
 AS $function$
 DECLARE

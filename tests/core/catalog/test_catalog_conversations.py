@@ -192,3 +192,20 @@ def test_nobody_reads_the_sessions_words_but_the_search(catalog: Catalog, said: 
             connection.execute("SELECT count(*) FROM sessionref.session_words")
     finally:
         connection.close()
+
+
+def test_a_search_leaves_the_callers_plan_settings_as_they_were(catalog: Catalog, said: None) -> None:
+    connection = connect(catalog.url("alice"))
+    try:
+        with connection.transaction():
+            before = connection.execute(
+                "SELECT current_setting('enable_indexscan'), current_setting('enable_sort')"
+            ).fetchone()
+            for plan in PLANS.values():  # the index step switches plans for itself, then back
+                connection.execute(SEARCH, ("retry", plan[0], ["retry"], *plan[1:])).fetchall()
+            after = connection.execute(
+                "SELECT current_setting('enable_indexscan'), current_setting('enable_sort')"
+            ).fetchone()
+        assert before == after == ("on", "on")
+    finally:
+        connection.close()
