@@ -120,7 +120,7 @@ def test_the_search_functions_apply_the_same_visibility_for_the_caller(published
     newest = (
         "SELECT rank, id FROM sessionref.find_recent(1, 2, %s, NULL, '', '-', 50, 100) WHERE id IS NOT NULL"
     )
-    indexed = "SELECT rank, id FROM sessionref.find_indexed(1, %s, %s, NULL, '', '-', 50)"
+    indexed = "SELECT rank, id FROM sessionref.find_indexed(1, %s, %s, NULL, '', '-', 50, %s)"
     said = (
         "SELECT id FROM sessionref.search_messages(to_tsquery('simple', %s), NULL, NULL, '-', 100, 100)"
         " WHERE id IS NOT NULL"
@@ -128,9 +128,11 @@ def test_the_search_functions_apply_the_same_visibility_for_the_caller(published
     with _as(published, "alice") as alice:
         alice.execute("DELETE FROM sessionref.shares")  # alice shares nothing now
         assert alice.execute(newest, ("%bill%",)).fetchall() == [(1, "alice-1")]  # no cwd: rank 1
-        assert alice.execute(indexed, ("%bill%", "%bill%")).fetchall() == [(1, "alice-1")]
+        for bare in ("%bill%", None):  # the names without separators, or with them joined
+            assert alice.execute(indexed, ("%bill%", "%bill%", bare)).fetchall() == [(1, "alice-1")]
         assert alice.execute(said, ("billing",)).fetchall() == [("alice-1",)]
     with _as(published, "bob") as bob:
         assert bob.execute(newest, ("%bill%",)).fetchall() == []
-        assert bob.execute(indexed, ("%bill%", "%bill%")).fetchall() == []
+        for bare in ("%bill%", None):
+            assert bob.execute(indexed, ("%bill%", "%bill%", bare)).fetchall() == []
         assert bob.execute(said, ("billing",)).fetchall() == []

@@ -106,6 +106,8 @@ NEEDLES = (
     "my_tools.v",
     "ools.v2",
     "gamma",
+    "s-0",  # under a trigram without its separator: the joined names' index
+    "./",
 )
 
 
