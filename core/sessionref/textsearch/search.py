@@ -238,9 +238,9 @@ class Searcher:
         matches and work (`_phrase_estimates`).
 
         A very common single word (`VERY_COMMON_SHARE`: a stop word of any language) is left out
-        next to rarer ones; given alone it is searched but, in an index of `ANY_WORD_COMMON_ROWS`
-        messages or more, does not score: its bm25 would order the messages by their length
-        alone. The word being typed never scores (a filter). So a keystroke ranks by bm25 when it
+        next to rarer ones unless quoted; given alone, or quoted, it is searched but, in an index of
+        `ANY_WORD_COMMON_ROWS` messages or more, does not score: its bm25 would order the messages
+        by their length alone. The word being typed never scores (a filter). So a keystroke ranks by bm25 when it
         holds a finished word or phrase that carries relevance, else by folder and recency.
         """
         matches: dict[Phrase, float] = {}
@@ -251,13 +251,14 @@ class Searcher:
                 matches[phrase] = work[phrase] = 0.0  # alone and unranked: its count is never used
             else:
                 matches[phrase], work[phrase] = self._phrase_estimates(phrase, shards, next_id, rows)
-        common = {
+        very_common = {
             phrase
             for phrase in plan.phrases
-            if not phrase.quoted and len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
+            if len(phrase.tokens) == 1 and matches[phrase] >= VERY_COMMON_SHARE * rows
         }
+        common = {phrase for phrase in very_common if not phrase.quoted}  # a quoted word is required
         executed = tuple(p for p in plan.phrases if p not in common) or plan.phrases
-        weightless = common if rows >= ANY_WORD_COMMON_ROWS else set()
+        weightless = very_common if rows >= ANY_WORD_COMMON_ROWS else set()
         scored = any(not phrase.prefix and phrase not in weightless for phrase in executed)
         return executed, scored, matches, work
 

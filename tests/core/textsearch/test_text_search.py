@@ -237,6 +237,9 @@ def test_a_very_common_word_alone_is_a_filter_ranked_by_folder_then_recency(
     assert not result.ranked
     assert [match.session_id for match in result.matches] == ["here", "new", "short"]
     assert ids(index, "the zebr") == []  # still required when nothing rarer is found
+    quoted = index.search(ConversationRequest('"the" t', cwd="/here", limit=3), facts=facts)
+    assert not quoted.ranked  # quoting a very common word requires it; it still does not score
+    assert [match.session_id for match in quoted.matches] == ["here", "new", "short"]
 
 
 def test_a_keystroke_after_an_empty_result_still_sees_new_messages(index: TextIndex) -> None:
