@@ -240,8 +240,9 @@ class Searcher:
         A very common single word (`VERY_COMMON_SHARE`: a stop word of any language) is left out
         next to rarer ones unless quoted; given alone, or quoted, it is searched but, in an index of
         `ANY_WORD_COMMON_ROWS` messages or more, does not score: its bm25 would order the messages
-        by their length alone. The word being typed never scores (a filter). So a keystroke ranks by bm25 when it
-        holds a finished word or phrase that carries relevance, else by folder and recency.
+        by their length alone. The word being typed never scores (a filter). So a keystroke ranks
+        by bm25 when it holds a finished word or phrase that carries relevance, else by folder and
+        recency.
         """
         matches: dict[Phrase, float] = {}
         work: dict[Phrase, float] = {}
