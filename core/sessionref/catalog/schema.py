@@ -681,6 +681,24 @@ _NEWEST_FIRST_PLAN: Final = (
 """The plan conversation search pins (ordered index reads, nested loops); a step that needs another
 sets it for itself and puts it back. Every setting named, so none leaks in from the caller."""
 
+
+def _names_matching(names: str, visibility: str = "") -> str:
+    """plpgsql: the first `p_limit` sessions of every rank from `p_first_rank` on whose names match
+    (`names`, an indexed condition; `search` decides), visible to the caller (`visibility`
+    appended to that condition: `IS TRUE` keeps it off the indexes)."""
+    return f"""
+        RETURN QUERY
+        SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+        FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
+                     v.created_at, v.updated_at
+              FROM sessionref.sessions v
+              WHERE {names} AND v.search LIKE p_pattern
+                AND (v.owner = session_user OR v.key = ANY(shared)){visibility}
+                AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
+        WHERE s.rank >= p_first_rank
+        ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;"""
+
+
 _SESSION_WORDS_V6: Final = f"""
 -- Conversation search reads a session's words before its messages (docs/catalog.md, "Conversation
 -- search: the first screen"). `session_words` holds every word of a session's messages, without
@@ -801,28 +819,8 @@ BEGIN
     WHERE s.rank >= p_first_rank
     ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
     PERFORM set_config('enable_indexscan', 'off', true);
-    IF p_bare IS NOT NULL THEN
-        RETURN QUERY
-        SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
-        FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
-                     v.created_at, v.updated_at
-              FROM sessionref.sessions v
-              WHERE {_NAMES_BARE_OF_V} LIKE p_bare
-                AND v.search LIKE p_pattern AND (v.owner = session_user OR v.key = ANY(shared)) IS TRUE
-                AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
-        WHERE s.rank >= p_first_rank
-        ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
-    ELSE
-        RETURN QUERY
-        SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
-        FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
-                     v.created_at, v.updated_at
-              FROM sessionref.sessions v
-              WHERE v.names_joined LIKE p_joined AND v.search LIKE p_pattern
-                AND (v.owner = session_user OR v.key = ANY(shared))
-                AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
-        WHERE s.rank >= p_first_rank
-        ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
+    IF p_bare IS NOT NULL THEN{_names_matching(f"{_NAMES_BARE_OF_V} LIKE p_bare", " IS TRUE")}
+    ELSE{_names_matching("v.names_joined LIKE p_joined")}
     END IF;
 END
 $function$;
