@@ -173,25 +173,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f
 $function$;
 """
 
-_SEARCH_MESSAGES_V2: Final = """
-DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, integer);
-
--- Conversation search for a first screen (docs/catalog.md, "Conversation search: the first screen"):
--- 1. newest first: the messages of the most recent visible sessions, p_read of them, filtered by
---    p_query (they lie together on disk and stay cached, so reading them is cheap). Enough
---    matches (p_enough), or every visible message read: answered.
--- 2. a few matches (more than p_rare): at the rate measured, read on newest first as far as twice
---    p_enough should need (at most p_read_most messages).
--- 3. rare (p_rare or fewer): the full-text index. GIN's cost is the postings of every term it is
---    asked for, so it is asked for one term only, the rarest of p_terms (the query's words, a
---    prefix as `word:*`; the first four) among the messages just read, and p_query filters its
---    candidates; at most p_candidates of them are read (they are scattered on disk). When even
---    the rarest term matched more than p_common of the messages read, GIN would collect hundreds
---    of thousands of postings, so step 2 reads on newest first instead.
--- A status row (id NULL) ends the answer: `complete` is true when nothing that matches was left
--- unread. Static SQL under custom plans: each plan is chosen with the caller's values, and the
--- join and scan settings keep the newest-first read a walk of the recency index.
-CREATE FUNCTION sessionref.search_messages(
+_SEARCH_V2_SIGNATURE: Final = """\
     p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
     p_text_chars integer, p_terms text[] DEFAULT NULL, p_read integer DEFAULT 20000,
     p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
@@ -201,8 +183,9 @@ CREATE FUNCTION sessionref.search_messages(
     same_folder boolean, updated_at bigint, complete boolean
 )
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
-SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan AS $function$
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off"""
+"""search_messages' parameters, result and settings (versions 2 and 5; 5 adds `jit = off`)."""
+_SEARCH_V2_FIRST_PASS: Final = """\
 DECLARE
     shared bigint[] := sessionref.shared_with_caller();
     indexed tsquery := p_query;
@@ -239,31 +222,16 @@ BEGIN
             RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
                 NULL::real, NULL::boolean, NULL::bigint, false;
             RETURN;
-        END IF;
-        SELECT count(*), count(*) FILTER (WHERE r.words @@ terms[1]),
-               count(*) FILTER (WHERE r.words @@ terms[2]), count(*) FILTER (WHERE r.words @@ terms[3]),
-               count(*) FILTER (WHERE r.words @@ terms[4])
-        INTO read, first, second, third, fourth FROM (
-            SELECT m.words FROM (SELECT v.key FROM sessionref.sessions v
-                    WHERE (v.owner = session_user OR v.key = ANY(shared))
-                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
-                    ORDER BY v.updated_at DESC, v.key) s
-            CROSS JOIN LATERAL (SELECT n.words FROM sessionref.messages n WHERE n.session_key = s.key) m
-            LIMIT p_read) r;
-        counts := ARRAY[first, second, third, fourth];
-        FOR term IN 1..least(4, coalesce(array_length(terms, 1), 0)) LOOP
-            IF common IS NULL OR counts[term] < common THEN
-                common := counts[term];
-                indexed := terms[term];
-            END IF;
-        END LOOP;
-        common := coalesce(common, found);
+        END IF;"""
+"""Versions 2 and 5: the declarations, and each newest-first pass of up to two."""
+_SEARCH_V2_ENOUGH: Final = """\
         IF read < p_read OR found >= p_enough THEN
             RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
                 NULL::real, NULL::boolean, NULL::bigint, read < p_read;
             RETURN;
-        END IF;
-        EXIT WHEN found <= p_rare AND common <= p_common;
+        END IF;"""
+"""Versions 2 and 5: answered when every visible message was read or enough matched."""
+_SEARCH_V2_RARE: Final = """\
         skipped := p_read;
         reach := greatest(p_read, least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1)));
     END LOOP;
@@ -285,7 +253,52 @@ BEGIN
     UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
         (SELECT count(*) FROM candidates) < p_candidates AND (SELECT count(*) FROM matched) < p_examined;
 END
-$function$;
+$function$;"""
+"""Versions 2 and 5: reading on, then the full-text index for the rarest word."""
+
+_SEARCH_MESSAGES_V2: Final = f"""
+DROP FUNCTION sessionref.search_messages(tsquery, text, text, text, integer, integer);
+
+-- Conversation search for a first screen (docs/catalog.md, "Conversation search: the first screen"):
+-- 1. newest first: the messages of the most recent visible sessions, p_read of them, filtered by
+--    p_query (they lie together on disk and stay cached, so reading them is cheap). Enough
+--    matches (p_enough), or every visible message read: answered.
+-- 2. a few matches (more than p_rare): at the rate measured, read on newest first as far as twice
+--    p_enough should need (at most p_read_most messages).
+-- 3. rare (p_rare or fewer): the full-text index. GIN's cost is the postings of every term it is
+--    asked for, so it is asked for one term only, the rarest of p_terms (the query's words, a
+--    prefix as `word:*`; the first four) among the messages just read, and p_query filters its
+--    candidates; at most p_candidates of them are read (they are scattered on disk). When even
+--    the rarest term matched more than p_common of the messages read, GIN would collect hundreds
+--    of thousands of postings, so step 2 reads on newest first instead.
+-- A status row (id NULL) ends the answer: `complete` is true when nothing that matches was left
+-- unread. Static SQL under custom plans: each plan is chosen with the caller's values, and the
+-- join and scan settings keep the newest-first read a walk of the recency index.
+CREATE FUNCTION sessionref.search_messages(
+{_SEARCH_V2_SIGNATURE}
+SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan AS $function$
+{_SEARCH_V2_FIRST_PASS}
+        SELECT count(*), count(*) FILTER (WHERE r.words @@ terms[1]),
+               count(*) FILTER (WHERE r.words @@ terms[2]), count(*) FILTER (WHERE r.words @@ terms[3]),
+               count(*) FILTER (WHERE r.words @@ terms[4])
+        INTO read, first, second, third, fourth FROM (
+            SELECT m.words FROM (SELECT v.key FROM sessionref.sessions v
+                    WHERE (v.owner = session_user OR v.key = ANY(shared))
+                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
+                    ORDER BY v.updated_at DESC, v.key) s
+            CROSS JOIN LATERAL (SELECT n.words FROM sessionref.messages n WHERE n.session_key = s.key) m
+            LIMIT p_read) r;
+        counts := ARRAY[first, second, third, fourth];
+        FOR term IN 1..least(4, coalesce(array_length(terms, 1), 0)) LOOP
+            IF common IS NULL OR counts[term] < common THEN
+                common := counts[term];
+                indexed := terms[term];
+            END IF;
+        END LOOP;
+        common := coalesce(common, found);
+{_SEARCH_V2_ENOUGH}
+        EXIT WHEN found <= p_rare AND common <= p_common;
+{_SEARCH_V2_RARE}
 """
 
 
@@ -425,6 +438,24 @@ def _read_rank(rank: int) -> str:
     END IF;"""
 
 
+_PLACES_MATCHING: Final = f"""\
+    RETURN QUERY
+    SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
+    FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
+                 v.created_at, v.updated_at
+          FROM sessionref.places p
+          CROSS JOIN LATERAL (
+              SELECT w.key FROM sessionref.sessions w
+              WHERE md5(w.cwd) = p.digest AND w.cwd IS NOT NULL
+                AND (w.owner = session_user OR w.key = ANY(shared)) AND w.machine <> p_exclude_machine
+              ORDER BY w.updated_at DESC, w.key LIMIT p_limit + 1) newest
+          JOIN sessionref.sessions v ON v.key = newest.key
+          WHERE p.search LIKE p_pattern AND v.cwd = p.cwd AND v.id <> p_exclude_id) s
+    WHERE s.rank >= p_first_rank
+    ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;"""
+"""plpgsql in `find_indexed` (versions 4 and 6): the first `p_limit` sessions of every rank from
+`p_first_rank` on among the newest sessions of each cwd matching `p_pattern`."""
+
 _READ_NEWEST_V4: Final = f"""
 -- Title discovery reads newest first from the listing indexes alone (docs/catalog.md, "Discovery"):
 -- each rank has a btree in recency order that also holds what the read filters on (the owner, the
@@ -519,20 +550,7 @@ SET plan_cache_mode = force_custom_plan SET jit = off AS $function$
 DECLARE
     shared bigint[] := {_SHARED_WITH_CALLER};
 BEGIN
-    RETURN QUERY
-    SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
-    FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
-                 v.created_at, v.updated_at
-          FROM sessionref.places p
-          CROSS JOIN LATERAL (
-              SELECT w.key FROM sessionref.sessions w
-              WHERE md5(w.cwd) = p.digest AND w.cwd IS NOT NULL
-                AND (w.owner = session_user OR w.key = ANY(shared)) AND w.machine <> p_exclude_machine
-              ORDER BY w.updated_at DESC, w.key LIMIT p_limit + 1) newest
-          JOIN sessionref.sessions v ON v.key = newest.key
-          WHERE p.search LIKE p_pattern AND v.cwd = p.cwd AND v.id <> p_exclude_id) s
-    WHERE s.rank >= p_first_rank
-    ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
+{_PLACES_MATCHING}
     PERFORM set_config('enable_indexscan', 'off', true);
     RETURN QUERY
     SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
@@ -548,61 +566,16 @@ END
 $function$;
 """
 
-_SEARCH_MESSAGES_V5: Final = """
+_SEARCH_MESSAGES_V5: Final = f"""
 -- Conversation search as in version 2, reading less: step 1's messages were read a second time
 -- to count them and each word in them (15-20 ms of most keystrokes). Now the count comes from the
 -- primary key alone (an index-only scan), and the words are counted only when the matches are
 -- rare, where that choice of the index's word is made. JIT is off (see find_recent).
 CREATE OR REPLACE FUNCTION sessionref.search_messages(
-    p_query tsquery, p_folder text, p_exclude_id text, p_exclude_machine text, p_examined integer,
-    p_text_chars integer, p_terms text[] DEFAULT NULL, p_read integer DEFAULT 20000,
-    p_read_most integer DEFAULT 100000, p_enough integer DEFAULT 40, p_rare integer DEFAULT 2,
-    p_candidates integer DEFAULT 5000, p_common integer DEFAULT 20
-) RETURNS TABLE (
-    id text, seq bigint, role text, kind text, at bigint, text text, relevance real,
-    same_folder boolean, updated_at bigint, complete boolean
-)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET enable_sort = off
+{_SEARCH_V2_SIGNATURE}
 SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_custom_plan SET jit = off
 AS $function$
-DECLARE
-    shared bigint[] := sessionref.shared_with_caller();
-    indexed tsquery := p_query;
-    terms tsquery[] := ARRAY(SELECT to_tsquery('simple', term) FROM unnest(p_terms) term);
-    counts bigint[];
-    first bigint;
-    second bigint;
-    third bigint;
-    fourth bigint;
-    common bigint;
-    found bigint := 0;
-    more bigint;
-    read bigint;
-    skipped bigint := 0;
-    reach bigint := p_read;
-BEGIN
-    FOR pass IN 1..2 LOOP
-        RETURN QUERY
-        SELECT r.id, r.seq, r.role, r.kind, r.time, left(r.text, p_text_chars), ts_rank(r.words, p_query),
-               p_folder IS NOT NULL AND r.folder IS NOT DISTINCT FROM p_folder, r.updated_at, NULL::boolean
-        FROM (SELECT s.id, s.folder, s.updated_at, m.seq, m.role, m.kind, m.time, m.text, m.words
-              FROM (SELECT v.key, v.id, v.folder, v.updated_at FROM sessionref.sessions v
-                    WHERE (v.owner = session_user OR v.key = ANY(shared))
-                      AND v.machine <> p_exclude_machine AND v.id IS DISTINCT FROM p_exclude_id
-                    ORDER BY v.updated_at DESC, v.key) s
-              CROSS JOIN LATERAL (SELECT n.seq, n.role, n.kind, n.time, n.text, n.words
-                                  FROM sessionref.messages n WHERE n.session_key = s.key) m
-              OFFSET skipped LIMIT reach - skipped) r
-        WHERE r.words @@ p_query
-        LIMIT p_examined - found;
-        GET DIAGNOSTICS more = ROW_COUNT;
-        found := found + more;
-        IF pass = 2 OR found >= p_examined THEN
-            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
-                NULL::real, NULL::boolean, NULL::bigint, false;
-            RETURN;
-        END IF;
+{_SEARCH_V2_FIRST_PASS}
         -- How many messages step 1 read: from the primary key alone (an index-only count).
         SELECT count(*) INTO read FROM (
             SELECT 1 FROM (SELECT v.key FROM sessionref.sessions v
@@ -611,11 +584,7 @@ BEGIN
                     ORDER BY v.updated_at DESC, v.key) s
             CROSS JOIN LATERAL (SELECT 1 FROM sessionref.messages n WHERE n.session_key = s.key) m
             LIMIT p_read) r;
-        IF read < p_read OR found >= p_enough THEN
-            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
-                NULL::real, NULL::boolean, NULL::bigint, read < p_read;
-            RETURN;
-        END IF;
+{_SEARCH_V2_ENOUGH}
         IF found <= p_rare THEN
             -- Rare: which word is rarest among the messages read (the index is asked for it only)?
             SELECT count(*) FILTER (WHERE r.words @@ terms[1]), count(*) FILTER (WHERE r.words @@ terms[2]),
@@ -637,28 +606,7 @@ BEGIN
             common := coalesce(common, found);
             EXIT WHEN common <= p_common;
         END IF;
-        skipped := p_read;
-        reach := greatest(p_read, least(p_read_most, p_read::bigint * p_enough * 2 / greatest(found, 1)));
-    END LOOP;
-    RETURN QUERY
-    WITH candidates AS MATERIALIZED (
-        SELECT m.session_key, m.seq, m.role, m.kind, m.time, m.words
-        FROM sessionref.messages m
-        WHERE m.words @@ indexed AND (m.owner = session_user OR m.session_key = ANY(shared))
-        LIMIT p_candidates),
-    matched AS MATERIALIZED (
-        SELECT c.session_key, c.seq, c.role, c.kind, c.time, ts_rank(c.words, p_query) AS relevance
-        FROM candidates c WHERE c.words @@ p_query LIMIT p_examined)
-    SELECT s.id, matched.seq, matched.role, matched.kind, matched.time, left(t.text, p_text_chars),
-           matched.relevance, p_folder IS NOT NULL AND s.folder IS NOT DISTINCT FROM p_folder,
-           s.updated_at, NULL::boolean
-    FROM matched JOIN sessionref.sessions s ON s.key = matched.session_key
-    JOIN sessionref.messages t ON t.session_key = matched.session_key AND t.seq = matched.seq
-    WHERE s.machine <> p_exclude_machine AND s.id IS DISTINCT FROM p_exclude_id
-    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-        (SELECT count(*) FROM candidates) < p_candidates AND (SELECT count(*) FROM matched) < p_examined;
-END
-$function$;
+{_SEARCH_V2_RARE}
 """
 
 FILL_SESSION_WORDS: Final = """INSERT INTO sessionref.session_words (session_key, owner, updated_at, words)
@@ -697,6 +645,21 @@ def _names_matching(names: str, visibility: str = "") -> str:
                 AND v.id <> p_exclude_id AND v.machine <> p_exclude_machine) s
         WHERE s.rank >= p_first_rank
         ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;"""
+
+
+def _status_row(complete: str) -> str:
+    """plpgsql: conversation search's status row, `complete` being its SQL value."""
+    return (
+        "RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,"
+        f" NULL::real, NULL::boolean, NULL::bigint, {complete};"
+    )
+
+
+_VISIBLE_PAST_STEP_ONE: Final = """(sw.owner = session_user OR sw.session_key = ANY(shared))
+                  AND (sw.updated_at + 0 < last_updated
+                       OR (sw.updated_at + 0 = last_updated AND sw.session_key > last_key))"""
+"""Inside conversation search's step 2: a row of `session_words` the caller may see, past step 1
+(`+ 0`: past step 1 is nearly every session, which an index would read: 97 against 12 ms)."""
 
 
 _SESSION_WORDS_V6: Final = f"""
@@ -804,20 +767,7 @@ SET random_page_cost = 1.1 SET plan_cache_mode = force_custom_plan SET jit = off
 DECLARE
     shared bigint[] := {_SHARED_WITH_CALLER};
 BEGIN
-    RETURN QUERY
-    SELECT s.rank, s.id, s.machine, s.owner, s.title, s.cwd, s.created_at, s.updated_at
-    FROM (SELECT {_RANK_OF_ROW} AS rank, v.key, v.id, v.machine, v.owner, v.title, v.cwd,
-                 v.created_at, v.updated_at
-          FROM sessionref.places p
-          CROSS JOIN LATERAL (
-              SELECT w.key FROM sessionref.sessions w
-              WHERE md5(w.cwd) = p.digest AND w.cwd IS NOT NULL
-                AND (w.owner = session_user OR w.key = ANY(shared)) AND w.machine <> p_exclude_machine
-              ORDER BY w.updated_at DESC, w.key LIMIT p_limit + 1) newest
-          JOIN sessionref.sessions v ON v.key = newest.key
-          WHERE p.search LIKE p_pattern AND v.cwd = p.cwd AND v.id <> p_exclude_id) s
-    WHERE s.rank >= p_first_rank
-    ORDER BY s.rank, s.updated_at DESC, s.key LIMIT p_limit;
+{_PLACES_MATCHING}
     PERFORM set_config('enable_indexscan', 'off', true);
     IF p_bare IS NOT NULL THEN{_names_matching(f"{_NAMES_BARE_OF_V} LIKE p_bare", " IS TRUE")}
     ELSE{_names_matching("v.names_joined LIKE p_joined")}
@@ -883,8 +833,7 @@ BEGIN
         p_exclude_machine, p_examined, p_text_chars, shared);
     GET DIAGNOSTICS got = ROW_COUNT;
     IF got >= p_examined THEN
-        RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
-            NULL::real, NULL::boolean, NULL::bigint, false;
+        {_status_row("false")}
         RETURN;
     END IF;
     -- Where step 1 stopped: its last session holding the finished words, or the last one read.
@@ -895,14 +844,12 @@ BEGIN
         SELECT sw.updated_at, sw.session_key INTO last_updated, last_key FROM sessionref.session_words sw
         ORDER BY sw.updated_at DESC, sw.session_key OFFSET p_walk - 1 LIMIT 1;
         IF NOT FOUND THEN  -- every session was read
-            RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint,
-                NULL::text, NULL::real, NULL::boolean, NULL::bigint, true;
+            {_status_row("true")}
             RETURN;
         END IF;
     END IF;
     IF got >= p_enough THEN
-        RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
-            NULL::real, NULL::boolean, NULL::bigint, false;
+        {_status_row("false")}
         RETURN;
     END IF;
     SELECT c.reltuples::bigint INTO sessions_known FROM pg_class c
@@ -913,7 +860,6 @@ BEGIN
         -- 2. Few sessions hold the finished words: their index, past step 1, newest first (a
         --    session whose words are unknown is read too). The rest of the terms are checked on
         --    the rows (`ts_match_vq`): asking the index for a short prefix costs its every word.
-        --    `+ 0`: past step 1 is nearly every session, which an index would read (97 against 12 ms).
         PERFORM set_config('enable_bitmapscan', 'on', true);
         PERFORM set_config('enable_sort', 'on', true);
         PERFORM set_config('enable_indexscan', 'off', true);
@@ -921,14 +867,10 @@ BEGIN
             SELECT c.session_key FROM (
                 SELECT sw.session_key, sw.updated_at FROM sessionref.session_words sw
                 WHERE sw.words @@ whole_words AND ts_match_vq(sw.words, every_term)
-                  AND (sw.owner = session_user OR sw.session_key = ANY(shared))
-                  AND (sw.updated_at + 0 < last_updated
-                       OR (sw.updated_at + 0 = last_updated AND sw.session_key > last_key))
+                  AND {_VISIBLE_PAST_STEP_ONE}
                 UNION ALL
                 SELECT sw.session_key, sw.updated_at FROM sessionref.session_words sw
-                WHERE sw.words IS NULL AND (sw.owner = session_user OR sw.session_key = ANY(shared))
-                  AND (sw.updated_at + 0 < last_updated
-                       OR (sw.updated_at + 0 = last_updated AND sw.session_key > last_key))) c
+                WHERE sw.words IS NULL AND {_VISIBLE_PAST_STEP_ONE}) c
             ORDER BY c.updated_at DESC, c.session_key LIMIT p_candidates);
         PERFORM set_config('enable_bitmapscan', 'off', true);
         PERFORM set_config('enable_sort', 'off', true);
@@ -936,9 +878,7 @@ BEGIN
         RETURN QUERY SELECT * FROM sessionref.session_matches(passing, p_query, p_folder, p_exclude_id,
             p_exclude_machine, p_examined - got, p_text_chars, shared);
         GET DIAGNOSTICS more = ROW_COUNT;
-        RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
-            NULL::real, NULL::boolean, NULL::bigint,
-            cardinality(passing) < p_candidates AND got + more < p_examined;
+        {_status_row("cardinality(passing) < p_candidates AND got + more < p_examined")}
         RETURN;
     END IF;
     -- 3. Many sessions hold the finished words, few of their messages match: read on newest first.
@@ -952,8 +892,7 @@ BEGIN
         LIMIT p_checked_more);
     RETURN QUERY SELECT * FROM sessionref.session_matches(passing, p_query, p_folder, p_exclude_id,
         p_exclude_machine, least(p_examined, 2 * p_enough) - got, p_text_chars, shared);
-    RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::text,
-        NULL::real, NULL::boolean, NULL::bigint, false;
+    {_status_row("false")}
 END
 $function$;
 """

@@ -448,15 +448,16 @@ class Searcher:
         counts: dict[int, int] = {}
         for shard in shards:
             cancel.raise_if_cancelled()
-            table = shard_table(shard)
-            counts[shard] = int(
-                self.connection.execute(
-                    f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)
-                ).fetchone()[0]
-            )
+            counts[shard] = self._shard_matches(shard, expression)
         if sum(counts.values()) * SCORE_ROW_POSTINGS + idf_work > FULL_RANK_BUDGET:
             return None
         return [shard for shard in shards if counts[shard] > 0]
+
+    def _shard_matches(self, shard: int, expression: str) -> int:
+        """How many messages of `shard` match `expression`."""
+        table = shard_table(shard)
+        query = f"SELECT count(*) FROM {table} WHERE {table} MATCH ?"
+        return int(self.connection.execute(query, (expression,)).fetchone()[0])
 
     def _listed_shards(
         self,
@@ -484,12 +485,7 @@ class Searcher:
             if shard in found:  # too common in this shard to list
                 live += found[shard].documents
             else:
-                table = shard_table(shard)
-                live += int(
-                    self.connection.execute(
-                        f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)
-                    ).fetchone()[0]
-                )
+                live += self._shard_matches(shard, expression)
             if live * (SCORE_ROW_POSTINGS + 1) > FULL_RANK_BUDGET:  # scored, and walked once for the idf
                 return None, {}
         return list(shards), listed
